@@ -1,0 +1,106 @@
+"""The `dgm` command line: parses, calls the library, prints.
+
+Each subsystem contributes its commands from its own `cli.py` through a
+`register(app)` function listed in `SUBSYSTEM_CLIS`; this file only wires them up
+and turns `DgmError`s into one-line messages with a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Annotated
+
+import typer
+
+from dgm.errors import DgmError
+
+app = typer.Typer(
+    name="dgm",
+    help="Open-ended self-improvement of coding agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# (module, commands it provides, issue that brings it). A module that does not exist
+# yet gets placeholder commands that say so, so the names stay reserved.
+SUBSYSTEM_CLIS: list[tuple[str, list[str], str]] = [
+    ("dgm.store.cli", ["init", "status", "tree", "show", "diff"], "foundation"),
+    ("dgm.gateway.cli", ["gateway"], "the LLM gateway"),
+    ("dgm.sandbox.cli", ["sandbox"], "the sandbox"),
+    ("dgm.benchmarks.cli", ["eval", "bench"], "evaluation"),
+    ("dgm.loop_cli", ["run", "resume"], "the meta loop"),
+    ("dgm.simulate.cli", ["simulate"], "the strategy simulator"),
+    ("dgm.report.cli", ["report", "plot", "export"], "inspection and export"),
+]
+
+_debug = False
+
+
+@app.callback()
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    global _debug
+    _debug = debug
+
+
+def _reserve(name: str, what: str) -> None:
+    @app.command(name, help=f"(not available yet: arrives with {what})", hidden=False)
+    def _placeholder() -> None:
+        raise DgmError(f"`dgm {name}` is not available in this version yet ({what})")
+
+
+def _register_all() -> None:
+    for module_name, commands, what in SUBSYSTEM_CLIS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not module_name.startswith(exc.name):
+                raise
+            for name in commands:
+                _reserve(name, what)
+            continue
+        module.register(app)
+
+
+_register_all()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app(standalone_mode=False)
+    except DgmError as exc:
+        if _debug:
+            raise
+        typer.secho(f"error: {exc.message}", fg="red", err=True)
+        if exc.hint:
+            typer.echo(f"  fix: {exc.hint}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors and friends
+        import click
+
+        if isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        if _debug:
+            raise
+        typer.secho(f"error: {type(exc).__name__}: {exc}", fg="red", err=True)
+        typer.echo("  (run with --debug for the traceback)", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

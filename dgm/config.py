@@ -1,0 +1,187 @@
+"""Run configuration: the pydantic models behind `run.toml`.
+
+Every model forbids unknown fields, so a typo is an error that names the field and
+the fields allowed there, instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dgm.errors import ConfigError
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Price(Section):
+    """Dollars per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
+class JobBudget(Section):
+    """Per-job LLM limits enforced by the gateway (None = unlimited)."""
+
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_usd: float | None = Field(default=None, gt=0)
+    max_calls: int | None = Field(default=None, gt=0)
+
+
+class LLMConfig(Section):
+    model: str = "scripted/capability"
+    """The agents' model, e.g. `anthropic/claude-sonnet-4-5`, `openai/gpt-5-mini`,
+    `openai-compatible/<name>@<base_url>`, `scripted/<script>`, `replay/<run_dir>`."""
+    diagnose_model: str | None = None
+    """Model for the self-improvement diagnosis; defaults to `model`."""
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Overrides of the shipped price table, keyed by model string."""
+    job_budget: JobBudget = Field(default_factory=JobBudget)
+
+
+class SandboxConfig(Section):
+    backend: Literal["docker", "local", "auto"] = "docker"
+    memory: str = "4g"
+    cpus: float = Field(default=1.0, gt=0)
+    pids: int = Field(default=512, gt=0)
+    disk: str | None = "4g"
+
+
+class BenchmarkConfig(Section):
+    name: Literal["polyglot", "swebench"] = "polyglot"
+    data: str | None = None
+    """Path to the benchmark data (polyglot checkout or SWE-bench JSON/JSONL file)."""
+    subset: str = "small"
+    """Stage-1 subset: small, medium, full, a language, or @file-of-ids."""
+    stage2_subset: str | None = None
+    """Optional stage-2 subset, evaluated only past `stage2_threshold` on stage 1."""
+    stage2_threshold: float = Field(default=0.4, ge=0, le=1)
+    task_timeout_s: int = Field(default=600, gt=0)
+    """Wall-clock limit for the agent on one task."""
+    test_timeout_s: int = Field(default=300, gt=0)
+    """Wall-clock limit for the judge's test command."""
+    max_steps: int = Field(default=50, gt=0)
+    """The agent's step limit per task."""
+
+
+class DGMStrategyConfig(Section):
+    children_per_generation: int = Field(default=2, gt=0)
+    parent_selection: Literal["score_child_prop", "score_prop", "random", "best", "latest"] = (
+        "score_child_prop"
+    )
+
+
+class HGMStrategyConfig(Section):
+    alpha: float = Field(default=0.6, gt=0, le=1)
+    cooldown: float = Field(default=0.0, ge=0)
+    min_evals_final: int = Field(default=5, ge=1)
+
+
+class StrategyConfig(Section):
+    name: Literal["dgm", "hgm", "greedy", "random"] = "hgm"
+    dgm: DGMStrategyConfig = Field(default_factory=DGMStrategyConfig)
+    hgm: HGMStrategyConfig = Field(default_factory=HGMStrategyConfig)
+
+
+class ExpandConfig(Section):
+    diagnosis_sees_tests: bool = False
+    """DGM shows the diagnosis model the hidden test sources; by default we show only
+    the test output."""
+    smoke_test: bool = True
+    """Run the child's own smoke test before spending on its evaluation."""
+    max_steps: int = Field(default=80, gt=0)
+    timeout_s: int = Field(default=1800, gt=0)
+
+
+class LimitsConfig(Section):
+    max_evals: int | None = Field(default=None, gt=0)
+    max_nodes: int | None = Field(default=None, gt=0)
+    budget_usd: float | None = Field(default=None, gt=0)
+    max_hours: float | None = Field(default=None, gt=0)
+
+
+class RunConfig(Section):
+    name: str = "run"
+    seed: int = 0
+    workers: int = Field(default=2, gt=0)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    benchmark: BenchmarkConfig = Field(default_factory=BenchmarkConfig)
+    strategy: StrategyConfig = Field(default_factory=StrategyConfig)
+    expand: ExpandConfig = Field(default_factory=ExpandConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+
+    # -- (de)serialisation -------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "config") -> RunConfig:
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(describe_validation_error(exc, cls, source)) from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunConfig:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {path} does not exist", "check the path")
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        return cls.from_dict(data, source=str(path))
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))
+
+    def with_overrides(self, overrides: dict[str, Any]) -> RunConfig:
+        """A copy with dotted-path overrides applied, e.g. {"limits.max_evals": 10}."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        for dotted, value in overrides.items():
+            if value is None:
+                continue
+            node = data
+            *parents, leaf = dotted.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = value
+        return RunConfig.from_dict(data, source="command line")
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel], source: str) -> str:
+    """One line per problem, naming the dotted field and what is allowed there."""
+    lines = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"]]
+        field = ".".join(loc) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            allowed = _fields_at(model, loc[:-1])
+            lines.append(
+                f"{source}: unknown field `{field}`; allowed here: {', '.join(allowed)}"
+            )
+        else:
+            lines.append(f"{source}: invalid `{field}`: {err['msg']} (got {err.get('input')!r})")
+    return "; ".join(lines)
+
+
+def _fields_at(model: type[BaseModel], path: list[str]) -> list[str]:
+    current: Any = model
+    for part in path:
+        field = current.model_fields.get(part) if hasattr(current, "model_fields") else None
+        if field is None:
+            return []
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            current = annotation
+        else:
+            return []
+    return sorted(current.model_fields)
