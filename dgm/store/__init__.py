@@ -1,0 +1,6 @@
+"""The run store: a run directory with run.toml, archive.git, run.sqlite and logs/."""
+
+from dgm.store.records import Evaluation, Job, Node, Score
+from dgm.store.run import Run
+
+__all__ = ["Evaluation", "Job", "Node", "Run", "Score"]

@@ -1,0 +1,172 @@
+"""archive.git: every agent codebase as a commit in one bare repository.
+
+A node's commit has its parent node's commit as git parent, so the archive *is* the
+lineage tree and git packs each node as roughly the size of its diff. Reading a node
+checks its tree out directly (cost independent of depth; DGM replays its whole patch
+chain instead). Callers never need git plumbing: everything goes through `Archive`.
+
+GitPython drives the git CLI here; the plumbing (temporary index, commit-tree) keeps
+writes away from any working tree, so concurrent readers never see half a node.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import git
+
+from dgm.errors import DgmError, RunDirError
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "dgm",
+    "GIT_AUTHOR_EMAIL": "dgm@localhost",
+    "GIT_COMMITTER_NAME": "dgm",
+    "GIT_COMMITTER_EMAIL": "dgm@localhost",
+}
+
+
+class Archive:
+    """A bare git repository holding one commit per node and a ref per node."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            self.repo = git.Repo(self.path)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise RunDirError(
+                f"{self.path} is not a git repository (the run's archive is missing or corrupt)",
+                "restore archive.git from a backup, or start a new run with `dgm init`",
+            ) from None
+
+    @classmethod
+    def init(cls, path: Path) -> Archive:
+        git.Repo.init(path, bare=True)
+        archive = cls(path)
+        # Keep packs small and loose objects few; auto-gc stays on.
+        archive.repo.git.config("gc.auto", "256")
+        return archive
+
+    # -- writing -----------------------------------------------------------------------
+    def commit_tree(self, source: Path, parent: str | None, message: str) -> str:
+        """Commit the whole directory `source` (honouring its .gitignore) as a child of
+        `parent` and return the commit sha. The source's own `.git` is never included."""
+        source = Path(source)
+        if not source.is_dir():
+            raise DgmError(f"cannot add node: {source} is not a directory")
+        with self._temp_index() as env:
+            self.repo.git.execute(
+                ["git", "-C", str(source), "--work-tree", str(source), "add", "--all", "."],
+                env=env,
+            )
+            tree = self.repo.git.execute(["git", "write-tree"], env=env)
+        return self._commit(tree, parent, message)
+
+    def commit_diff(self, parent: str, diff: str, message: str) -> str:
+        """Apply a unified diff (as `git diff --binary` writes it) to `parent`'s tree and
+        commit the result as its child."""
+        with self._temp_index() as env:
+            self.repo.git.execute(["git", "read-tree", parent], env=env)
+            if diff.strip():
+                with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as fh:
+                    fh.write(diff if diff.endswith("\n") else diff + "\n")
+                try:
+                    self.repo.git.execute(
+                        ["git", "apply", "--cached", "--whitespace=nowarn", fh.name], env=env
+                    )
+                except git.GitCommandError as exc:
+                    raise DgmError(
+                        f"the diff does not apply to node commit {parent[:10]}: "
+                        f"{exc.stderr.strip()}"
+                    ) from None
+                finally:
+                    os.unlink(fh.name)
+            tree = self.repo.git.execute(["git", "write-tree"], env=env)
+        return self._commit(tree, parent, message)
+
+    def set_ref(self, node_id: int, sha: str) -> None:
+        self.repo.git.update_ref(f"refs/nodes/{node_id}", sha)
+
+    def refs(self) -> dict[int, str]:
+        out = self.repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/nodes/")
+        refs = {}
+        for line in out.splitlines():
+            name, sha = line.split()
+            refs[int(name.rsplit("/", 1)[1])] = sha
+        return refs
+
+    def has_commit(self, sha: str) -> bool:
+        try:
+            self.repo.git.cat_file("-e", f"{sha}^{{commit}}")
+        except git.GitCommandError:
+            return False
+        return True
+
+    # -- reading -----------------------------------------------------------------------
+    def materialize(self, sha: str, dest: Path) -> Path:
+        """Write the codebase of commit `sha` into `dest` (created if needed)."""
+        dest = Path(dest)
+        dest.mkdir(parents=True, exist_ok=True)
+        with self._temp_index() as env:
+            self.repo.git.execute(
+                ["git", "--work-tree", str(dest), "checkout", "-f", sha, "--", "."], env=env
+            )
+        return dest
+
+    def diff(self, old: str | None, new: str) -> str:
+        """Unified diff from `old` to `new` (from the empty tree when `old` is None)."""
+        base = old or self.repo.git.hash_object("-t", "tree", "/dev/null")
+        return self.repo.git.diff(base, new, "--binary", stdout_as_string=True)
+
+    def files(self, sha: str) -> list[str]:
+        return self.repo.git.ls_tree("-r", "--name-only", sha).splitlines()
+
+    def read_file(self, sha: str, path: str) -> str:
+        return self.repo.git.show(f"{sha}:{path}")
+
+    def bundle(self, dest: Path, sha: str) -> Path:
+        """A git bundle of `sha` with its whole ancestry (for export)."""
+        self.repo.git.update_ref("refs/dgm-export/head", sha)
+        try:
+            self.repo.git.bundle("create", str(dest), "refs/dgm-export/head")
+        finally:
+            self.repo.git.update_ref("-d", "refs/dgm-export/head")
+        return Path(dest)
+
+    def pack(self) -> None:
+        """Repack loose objects into deltas (what makes a node cost about its diff)."""
+        self.repo.git.gc("--quiet")
+
+    # -- helpers -----------------------------------------------------------------------
+    def _commit(self, tree: str, parent: str | None, message: str) -> str:
+        args = ["git", "commit-tree", tree, "-m", message or "(no message)"]
+        if parent:
+            args[3:3] = ["-p", parent]
+        return self.repo.git.execute(args, env={**os.environ, **_IDENTITY})
+
+    def _temp_index(self) -> _TempIndex:
+        return _TempIndex(self.path)
+
+
+class _TempIndex:
+    """A throwaway index file, so writes never touch a shared index or working tree."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+
+    def __enter__(self) -> dict[str, str]:
+        fd, self.index = tempfile.mkstemp(prefix="dgm-index-")
+        os.close(fd)
+        os.unlink(self.index)  # git wants to create it itself
+        return {
+            **os.environ,
+            **_IDENTITY,
+            "GIT_DIR": str(self.git_dir),
+            "GIT_INDEX_FILE": self.index,
+        }
+
+    def __exit__(self, *exc: object) -> None:
+        for path in (self.index, self.index + ".lock"):
+            if os.path.exists(path):
+                os.unlink(path)

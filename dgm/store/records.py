@@ -1,0 +1,134 @@
+"""Plain records read from and written to a run's store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Node:
+    """One agent codebase in the archive."""
+
+    id: int
+    parent_id: int | None
+    commit: str
+    depth: int
+    created_at: float
+    status: str
+    """`active` (in the archive), or `rejected` (kept for the record, never a parent)."""
+    origin: str
+    """The problem statement that produced it, or "seed"."""
+    job_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Node:
+        return cls(
+            id=row["id"],
+            parent_id=row["parent_id"],
+            commit=row["commit_sha"],
+            depth=row["depth"],
+            created_at=row["created_at"],
+            status=row["status"],
+            origin=row["origin"],
+            job_id=row["job_id"],
+            meta=json.loads(row["meta"]),
+        )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The outcome of evaluating one node on one task."""
+
+    node_id: int
+    task_id: str
+    benchmark: str
+    resolved: bool
+    stage: int = 1
+    empty_patch: bool = False
+    tests_passed: int | None = None
+    tests_total: int | None = None
+    agent_seconds: float | None = None
+    judge_seconds: float | None = None
+    cost_usd: float = 0.0
+    error: str | None = None
+    log_dir: str | None = None
+    """Relative to the run directory."""
+    job_id: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None
+    created_at: float | None = None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Evaluation:
+        return cls(
+            id=row["id"],
+            node_id=row["node_id"],
+            task_id=row["task_id"],
+            benchmark=row["benchmark"],
+            stage=row["stage"],
+            resolved=bool(row["resolved"]),
+            empty_patch=bool(row["empty_patch"]),
+            tests_passed=row["tests_passed"],
+            tests_total=row["tests_total"],
+            agent_seconds=row["agent_seconds"],
+            judge_seconds=row["judge_seconds"],
+            cost_usd=row["cost_usd"],
+            error=row["error"],
+            log_dir=row["log_dir"],
+            job_id=row["job_id"],
+            created_at=row["created_at"],
+            details=json.loads(row["details"]),
+        )
+
+
+@dataclass(frozen=True)
+class Job:
+    """An expand or eval job; in-flight jobs are rows too, re-queued on resume."""
+
+    id: str
+    kind: str
+    inputs: dict[str, Any]
+    state: str
+    """queued | running | done | failed | cancelled"""
+    attempts: int
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    result: dict[str, Any] | None
+    error: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> Job:
+        return cls(
+            id=row["id"],
+            kind=row["kind"],
+            inputs=json.loads(row["inputs"]),
+            state=row["state"],
+            attempts=row["attempts"],
+            created_at=row["created_at"],
+            started_at=row["started_at"],
+            finished_at=row["finished_at"],
+            result=json.loads(row["result"]) if row["result"] else None,
+            error=row["error"],
+        )
+
+
+@dataclass(frozen=True)
+class Score:
+    """Passed over total: never a bare ratio."""
+
+    passed: int
+    total: int
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.total if self.total else 0.0
+
+    def __str__(self) -> str:
+        if not self.total:
+            return "-/-"
+        return f"{self.passed}/{self.total} ({100 * self.rate:.0f}%)"
