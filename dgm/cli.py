@@ -75,9 +75,8 @@ def main() -> None:
     except DgmError as exc:
         if _debug:
             raise
-        typer.secho(f"error: {exc.message}", fg="red", err=True)
-        if exc.hint:
-            typer.echo(f"  fix: {exc.hint}", err=True)
+        fix = f" (fix: {exc.hint})" if exc.hint else ""
+        typer.secho(f"error: {exc.message}{fix}", fg="red", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)

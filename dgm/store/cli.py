@@ -1,0 +1,156 @@
+"""`dgm init`, `status`, `tree`, `show`, `diff`: create and inspect a run."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dgm import lineage
+from dgm.config import RunConfig
+from dgm.paths import seed_agent_dir
+from dgm.store import Run
+from dgm.store.records import Score
+
+RunDir = Annotated[Path, typer.Argument(help="The run directory.", show_default=False)]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init)
+    app.command("status")(status)
+    app.command("tree")(tree)
+    app.command("show")(show)
+    app.command("diff")(diff)
+
+
+def init(
+    run_dir: RunDir,
+    seed: Annotated[
+        Path | None, typer.Option(help="Agent codebase to start from (default: dgm's seed).")
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="A run.toml to start from.")] = None,
+) -> None:
+    """Create a run with the seed agent as its root node."""
+    cfg = RunConfig.load(config) if config else RunConfig(name=run_dir.name)
+    run = Run.create(run_dir, cfg, seed or seed_agent_dir())
+    typer.echo(f"created run {run_dir} (seed node 0, commit {run.node(0).commit[:10]})")
+
+
+def status(run_dir: RunDir) -> None:
+    """Summary of a run: nodes, evaluations, best node, spend, jobs."""
+    with Run.open(run_dir) as run:
+        graph = lineage.build_lineage(run)
+        statuses = _count(graph.nodes[n]["status"] for n in graph)
+        evals = sum(graph.nodes[n]["total"] for n in graph)
+        best = lineage.best_node(graph)
+        jobs = _count(job.state for job in run.jobs())
+        limits = run.config.limits
+        typer.echo(f"run       {run.path} ({run.config.name}, strategy {run.config.strategy.name})")
+        typer.echo(f"nodes     {graph.number_of_nodes()} ({_fmt_counts(statuses)})")
+        typer.echo(f"evals     {evals}" + (f" / {limits.max_evals}" if limits.max_evals else ""))
+        if best is not None:
+            a = graph.nodes[best]
+            typer.echo(f"best      node {best}: {Score(a['passed'], a['total'])}")
+        spend = f"${run.spend_usd():.2f}"
+        if limits.budget_usd:
+            spend += f" / ${limits.budget_usd:.2f}"
+        typer.echo(f"spend     {spend}")
+        typer.echo(f"jobs      {_fmt_counts(jobs) or 'none'}")
+        for event in run.events(limit=5):
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.pop("ts")))
+            kind = event.pop("kind")
+            extra = " ".join(f"{k}={v}" for k, v in event.items())
+            typer.echo(f"  {when}  {kind} {extra}".rstrip())
+
+
+def tree(run_dir: RunDir) -> None:
+    """The lineage as a terminal tree: score, children and cost of each node."""
+    with Run.open(run_dir) as run:
+        graph = lineage.build_lineage(run)
+    best = lineage.best_node(graph)
+    lines: list[str] = []
+    open_levels: list[bool] = []  # per depth: does the branch above continue?
+    for node, depth, last in lineage.walk(graph):
+        del open_levels[depth:]
+        prefix = "".join("│  " if cont else "   " for cont in open_levels[1:])
+        if depth:
+            prefix += "└─ " if last else "├─ "
+        open_levels.append(not last)
+        a = graph.nodes[node]
+        tags = []
+        if a["status"] != "active":
+            tags.append(a["status"])
+        if node == best:
+            tags.append("★ best")
+        line = (
+            f"{prefix}{node}  {Score(a['passed'], a['total'])}  "
+            f"children {graph.out_degree(node)}  ${a['cost_usd']:.2f}"
+        )
+        lines.append(line + (f"  [{', '.join(tags)}]" if tags else ""))
+    typer.echo("\n".join(lines))
+
+
+def show(
+    run_dir: RunDir,
+    node: Annotated[str, typer.Argument(help="Node id.")],
+    no_diff: Annotated[bool, typer.Option("--no-diff", help="Leave out the diff.")] = False,
+) -> None:
+    """A node's metadata, origin, diff against its parent and evaluations."""
+    with Run.open(run_dir) as run:
+        n = run.node(node)
+        score = run.score(n.id)
+        usage = run.usage_by("node_id").get(n.id, {})
+        typer.echo(f"node      {n.id}")
+        typer.echo(f"parent    {n.parent_id if n.parent_id is not None else '-'}")
+        typer.echo(f"commit    {n.commit}")
+        typer.echo(f"depth     {n.depth}")
+        typer.echo(f"status    {n.status}")
+        typer.echo(f"created   {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(n.created_at))}")
+        typer.echo(f"score     {score}")
+        typer.echo(f"children  {', '.join(str(c.id) for c in run.children(n.id)) or '-'}")
+        if usage:
+            typer.echo(
+                f"llm       {usage['calls']} calls, {usage['input_tokens']} in / "
+                f"{usage['output_tokens']} out tokens, ${usage['cost_usd']:.4f}"
+            )
+        for key, value in n.meta.items():
+            typer.echo(f"{key:<9} {value}")
+        typer.echo("\norigin:")
+        typer.echo(_indent(n.origin))
+        evaluations = run.evaluations(n.id)
+        if evaluations:
+            typer.echo("\nevaluations:")
+            for e in evaluations:
+                verdict = "PASS" if e.resolved else ("EMPTY" if e.empty_patch else "fail")
+                tests = f"{e.tests_passed}/{e.tests_total} tests" if e.tests_total else ""
+                typer.echo(f"  {verdict:<5} {e.task_id:<40} stage {e.stage}  {tests}")
+        if not no_diff and n.parent_id is not None:
+            typer.echo(f"\ndiff against node {n.parent_id}:")
+            typer.echo(run.diff(n.id))
+
+
+def diff(
+    run_dir: RunDir,
+    a: Annotated[str, typer.Argument(help="Old node id.")],
+    b: Annotated[str, typer.Argument(help="New node id.")],
+) -> None:
+    """The diff between two nodes' codebases."""
+    with Run.open(run_dir) as run:
+        typer.echo(run.diff(run.node(a).id, run.node(b).id))
+
+
+def _count(values) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())

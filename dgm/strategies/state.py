@@ -1,0 +1,297 @@
+"""The search state every strategy reads: the tree, its results, and what is in flight.
+
+Updated incrementally, one event at a time, so that choosing an action stays cheap on
+large archives: per-node counts live in numpy arrays indexed by insertion order, and a
+recorded result is added to the node's own counts and to the clade counts of the node and
+all its ancestors at once. The meta loop rebuilds it on resume by replaying the store's
+nodes and evaluations in order (`SearchState.replay`).
+
+Stages: every node starts with the stage-1 tasks open. Once all of them are recorded, and
+the node solved at least `stage2_threshold` of them, the stage-2 tasks open too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+ROOT = "0"
+"""Id of the seed agent, as the store names it."""
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """The benchmark's task ids, split in stages."""
+
+    stage1: tuple[str, ...]
+    stage2: tuple[str, ...] = ()
+    stage2_threshold: float = 0.4
+
+    def __post_init__(self) -> None:
+        if not self.stage1:
+            raise ValueError("a task plan needs at least one stage-1 task")
+        if len(set(self.stage1) | set(self.stage2)) != len(self.stage1) + len(self.stage2):
+            raise ValueError("task ids must be unique across both stages")
+
+
+@dataclass
+class _Node:
+    """The per-node facts that do not fit a numeric array."""
+
+    id: str
+    parent: int  # index of the parent, -1 for the root
+    children: list[int] = field(default_factory=list)
+    results: dict[str, bool] = field(default_factory=dict)  # own results only
+    pending_tasks: set[str] = field(default_factory=set)
+    stage: int = 1
+
+
+class SearchState:
+    """Read by strategies, written only by the scheduler (or by replay)."""
+
+    def __init__(self, plan: TaskPlan, root: str = ROOT, capacity: int = 256) -> None:
+        self.plan = plan
+        self._nodes: list[_Node] = []
+        self._index: dict[str, int] = {}
+        # Numeric per-node columns, grown by doubling. Index = insertion order.
+        self.own_successes = np.zeros(capacity, dtype=np.int64)
+        self.own_failures = np.zeros(capacity, dtype=np.int64)
+        self.clade_successes = np.zeros(capacity, dtype=np.int64)
+        self.clade_failures = np.zeros(capacity, dtype=np.int64)
+        self.todo_count = np.zeros(capacity, dtype=np.int64)  # open, unrecorded, not pending
+        self.pending_evals = np.zeros(capacity, dtype=np.int64)
+        self.pending_expansions = np.zeros(capacity, dtype=np.int64)
+        self.child_count = np.zeros(capacity, dtype=np.int64)
+        self.failed_expansions_of = np.zeros(capacity, dtype=np.int64)
+        self.total_evals = 0
+        self.total_failed_expansions = 0
+        self.total_pending_evals = 0
+        self.total_pending_expansions = 0
+        self.add_node(root, None)
+
+    # -- construction by replay ---------------------------------------------------------
+    @classmethod
+    def replay(
+        cls,
+        plan: TaskPlan,
+        nodes: Iterable[tuple[str, str | None]],
+        evaluations: Iterable[tuple[str, str, bool]] = (),
+        failed_expansions: Iterable[str] = (),
+    ) -> SearchState:
+        """Rebuild from recorded history: nodes as (id, parent) in creation order, the root
+        first with parent None; evaluations as (node, task, solved); failed expansions by
+        parent id. Jobs that were in flight are not part of the history: the loop re-submits
+        them and reports them with the `*_started` events."""
+        node_list = list(nodes)
+        if not node_list or node_list[0][1] is not None:
+            raise ValueError("replay needs the root node first, with parent None")
+        state = cls(plan, root=node_list[0][0], capacity=max(256, 2 * len(node_list)))
+        for node_id, parent in node_list[1:]:
+            if parent is None:
+                raise ValueError(f"node {node_id} has no parent; only the root may")
+            state.add_node(node_id, parent)
+        for parent in failed_expansions:
+            state.record_failed_expansion(parent)
+        for node_id, task, solved in evaluations:
+            state.record_evaluation(node_id, task, solved)
+        return state
+
+    # -- events -------------------------------------------------------------------------
+    def add_node(self, node_id: str, parent: str | None) -> None:
+        if node_id in self._index:
+            raise ValueError(f"node {node_id} already exists")
+        parent_index = -1 if parent is None else self.index(parent)
+        if parent is None and self._nodes:
+            raise ValueError("only the first node may be the root")
+        i = len(self._nodes)
+        if i == len(self.own_successes):
+            self._grow()
+        self._nodes.append(_Node(node_id, parent_index))
+        self._index[node_id] = i
+        self.todo_count[i] = len(self.plan.stage1)
+        if parent_index >= 0:
+            self._nodes[parent_index].children.append(i)
+            self.child_count[parent_index] += 1
+
+    def record_failed_expansion(self, parent: str) -> None:
+        self.failed_expansions_of[self.index(parent)] += 1
+        self.total_failed_expansions += 1
+
+    def record_evaluation(self, node_id: str, task: str, solved: bool) -> None:
+        i = self.index(node_id)
+        node = self._nodes[i]
+        if task in node.results:
+            raise ValueError(f"node {node_id} already has a result on task {task}")
+        if task not in self.open_tasks(node_id):
+            raise ValueError(f"task {task} is not open for node {node_id} (stage {node.stage})")
+        node.results[task] = bool(solved)
+        if task not in node.pending_tasks:
+            self.todo_count[i] -= 1
+        path = self._path_to_root(i)
+        if solved:
+            self.own_successes[i] += 1
+            self.clade_successes[path] += 1
+        else:
+            self.own_failures[i] += 1
+            self.clade_failures[path] += 1
+        self.total_evals += 1
+        self._maybe_open_stage2(i)
+
+    def expansion_started(self, parent: str) -> None:
+        self.pending_expansions[self.index(parent)] += 1
+        self.total_pending_expansions += 1
+
+    def expansion_finished(self, parent: str, child: str | None) -> None:
+        """`child` None: the expansion produced no valid child (recorded as a failure)."""
+        self._release_expansion(parent)
+        if child is None:
+            self.record_failed_expansion(parent)
+        else:
+            self.add_node(child, parent)
+
+    def expansion_abandoned(self, parent: str) -> None:
+        """The job broke for reasons outside the agent (infrastructure): nothing recorded."""
+        self._release_expansion(parent)
+
+    def evaluation_started(self, node_id: str, task: str) -> None:
+        i = self.index(node_id)
+        node = self._nodes[i]
+        if task in node.results or task in node.pending_tasks:
+            raise ValueError(f"task {task} on node {node_id} is already recorded or running")
+        if task not in self.open_tasks(node_id):
+            raise ValueError(f"task {task} is not open for node {node_id}")
+        node.pending_tasks.add(task)
+        self.todo_count[i] -= 1
+        self.pending_evals[i] += 1
+        self.total_pending_evals += 1
+
+    def evaluation_finished(self, node_id: str, task: str, solved: bool) -> None:
+        self.record_evaluation(node_id, task, solved)
+        self._release_evaluation(node_id, task)
+
+    def evaluation_abandoned(self, node_id: str, task: str) -> None:
+        """The job broke outside the agent's control: the task becomes unevaluated again."""
+        self._release_evaluation(node_id, task)
+        self.todo_count[self.index(node_id)] += 1
+
+    # -- queries ------------------------------------------------------------------------
+    @property
+    def size(self) -> int:
+        return len(self._nodes)
+
+    @property
+    def in_flight(self) -> int:
+        return self.total_pending_evals + self.total_pending_expansions
+
+    def index(self, node_id: str) -> int:
+        try:
+            return self._index[node_id]
+        except KeyError:
+            raise KeyError(f"no node {node_id!r} in the search state") from None
+
+    def node_id(self, index: int) -> str:
+        return self._nodes[index].id
+
+    @property
+    def node_ids(self) -> list[str]:
+        return [node.id for node in self._nodes]
+
+    def parent(self, node_id: str) -> str | None:
+        p = self._nodes[self.index(node_id)].parent
+        return None if p < 0 else self._nodes[p].id
+
+    def children(self, node_id: str) -> list[str]:
+        return [self._nodes[c].id for c in self._nodes[self.index(node_id)].children]
+
+    def results(self, node_id: str) -> dict[str, bool]:
+        """The node's own results (a copy), never its descendants'."""
+        return dict(self._nodes[self.index(node_id)].results)
+
+    def stage(self, node_id: str) -> int:
+        return self._nodes[self.index(node_id)].stage
+
+    def open_tasks(self, node_id: str) -> Sequence[str]:
+        node = self._nodes[self.index(node_id)]
+        return self.plan.stage1 + self.plan.stage2 if node.stage == 2 else self.plan.stage1
+
+    def unevaluated_tasks(self, node_id: str) -> list[str]:
+        """Open tasks with neither a result nor a running evaluation, in plan order."""
+        node = self._nodes[self.index(node_id)]
+        return [
+            t
+            for t in self.open_tasks(node_id)
+            if t not in node.results and t not in node.pending_tasks
+        ]
+
+    def own_counts(self, node_id: str) -> tuple[int, int]:
+        i = self.index(node_id)
+        return int(self.own_successes[i]), int(self.own_failures[i])
+
+    def clade_counts(self, node_id: str) -> tuple[int, int]:
+        i = self.index(node_id)
+        return int(self.clade_successes[i]), int(self.clade_failures[i])
+
+    # Column views over the live nodes, for vectorised strategy code.
+    def evals_column(self) -> np.ndarray:
+        n = self.size
+        return self.own_successes[:n] + self.own_failures[:n]
+
+    def settled_column(self) -> np.ndarray:
+        """Nodes whose open tasks are all recorded (nothing left, nothing running)."""
+        n = self.size
+        return (self.todo_count[:n] == 0) & (self.pending_evals[:n] == 0)
+
+    # -- internals ----------------------------------------------------------------------
+    def _path_to_root(self, i: int) -> list[int]:
+        path = []
+        while i >= 0:
+            path.append(i)
+            i = self._nodes[i].parent
+        return path
+
+    def _maybe_open_stage2(self, i: int) -> None:
+        node = self._nodes[i]
+        plan = self.plan
+        if node.stage != 1 or not plan.stage2:
+            return
+        stage1_results = [node.results[t] for t in plan.stage1 if t in node.results]
+        if len(stage1_results) < len(plan.stage1):
+            return
+        if sum(stage1_results) >= plan.stage2_threshold * len(plan.stage1):
+            node.stage = 2
+            self.todo_count[i] += len(plan.stage2)
+
+    def _release_expansion(self, parent: str) -> None:
+        i = self.index(parent)
+        if self.pending_expansions[i] <= 0:
+            raise ValueError(f"no expansion of {parent} is running")
+        self.pending_expansions[i] -= 1
+        self.total_pending_expansions -= 1
+
+    def _release_evaluation(self, node_id: str, task: str) -> None:
+        i = self.index(node_id)
+        node = self._nodes[i]
+        if task not in node.pending_tasks:
+            raise ValueError(f"no evaluation of {node_id} on {task} is running")
+        node.pending_tasks.discard(task)
+        self.pending_evals[i] -= 1
+        self.total_pending_evals -= 1
+
+    def _grow(self) -> None:
+        for name in (
+            "own_successes",
+            "own_failures",
+            "clade_successes",
+            "clade_failures",
+            "todo_count",
+            "pending_evals",
+            "pending_expansions",
+            "child_count",
+            "failed_expansions_of",
+        ):
+            column = getattr(self, name)
+            grown = np.zeros(2 * len(column), dtype=column.dtype)
+            grown[: len(column)] = column
+            setattr(self, name, grown)

@@ -1,0 +1,135 @@
+"""The agent loop: ask the model, run the tools it calls, repeat until it finishes.
+
+Every way a run can end has a name, recorded as the trajectory's exit_status:
+finished, step_limit, time_limit, budget_exceeded, gateway_error, interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Dict, List
+
+from . import tools
+from .llm import LLMClient, LLMError
+from .tools.base import ToolContext
+from .trajectory import Trajectory
+
+PROMPTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "prompts")
+CONTEXT_CHAR_BUDGET = 400_000  # ~100k tokens; older tool outputs are elided beyond this
+KEEP_RECENT_MESSAGES = 12  # never elided
+
+
+class Interrupted(Exception):
+    """Raised by the SIGTERM handler so the run ends with a saved trajectory."""
+
+
+def render(name: str, **values: object) -> str:
+    """A prompt from prompts/<name>.txt with {placeholders} filled (other braces untouched)."""
+    with open(os.path.join(PROMPTS_DIR, name + ".txt"), encoding="utf-8") as f:
+        text = f.read()
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", str(value))
+    return text
+
+
+class Agent:
+    def __init__(self, llm: LLMClient, task: Dict, workdir: str, trajectory: Trajectory) -> None:
+        self.llm, self.task, self.trajectory = llm, task, trajectory
+        self.max_steps = int(task.get("max_steps") or 50)
+        time_limit_s = float(task.get("time_limit_s") or 3600)
+        self.deadline = time.monotonic() + time_limit_s
+        self.ctx = ToolContext(workdir, self.deadline)
+        limits = {"max_steps": self.max_steps, "time_limit_s": int(time_limit_s)}
+        self.messages: List[Dict] = [
+            {"role": "system", "content": render("system")},
+            {"role": "user", "content": render("task", **{**task, **limits, "workdir": self.ctx.workdir})},
+        ]
+        trajectory.set_messages(self.messages)
+
+    def run(self) -> str:
+        """Run to the end; returns (and records) the exit status."""
+        try:
+            status, message = self._loop()
+        except Interrupted:
+            status, message = "interrupted", "the agent was asked to stop (SIGTERM)"
+        self.trajectory.finish(status, message)
+        return status
+
+    def _loop(self):
+        for step in range(1, self.max_steps + 1):
+            if self.ctx.seconds_left() <= 0:
+                return "time_limit", f"time limit reached after {step - 1} steps"
+            started = time.monotonic()
+            try:
+                response = self.llm.chat(_fit_context(self.messages), tools.schemas(), self.deadline)
+            except LLMError as exc:
+                return exc.status, str(exc)
+            record = self.trajectory.add_step(step, time.monotonic() - started, response.get("usage"))
+            message = response["choices"][0]["message"]
+            calls = _normalise_calls(message.get("tool_calls"), step)
+            self.messages.append(
+                {"role": "assistant", "content": message.get("content"), **({"tool_calls": calls} if calls else {})}
+            )
+            if not calls:  # the model answered in prose: remind it how to act
+                self.messages.append({"role": "user", "content": render("no_tool_call", tool_names=", ".join(tools.by_name()))})
+                _log(step, "(no tool call)")
+            for call in calls:
+                summary = self._run_tool(call, record)
+                if summary is not None:
+                    return "finished", summary
+            self.trajectory.save()
+        return "step_limit", f"reached the limit of {self.max_steps} steps"
+
+    def _run_tool(self, call: Dict, record: Dict):
+        """Run one call, append its result; returns the summary if it was `finish`."""
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        _log(len(self.trajectory.data["steps"]), f"{name} {arguments[:120]}")
+        started = time.monotonic()
+        result = tools.call(name, arguments, self.ctx)
+        record["tool_calls"].append(
+            {"id": call["id"], "name": name, "ok": result.ok, "duration_s": round(time.monotonic() - started, 3)}
+        )
+        self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.output})
+        return result.finish_summary
+
+
+def _normalise_calls(raw_calls, step: int) -> List[Dict]:
+    """Tool calls in the canonical shape, whatever small liberties the backend took."""
+    calls = []
+    for i, raw in enumerate(raw_calls or []):
+        function = raw.get("function") if isinstance(raw, dict) else None
+        function = function if isinstance(function, dict) else {}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):  # some servers send an object, not a JSON string
+            arguments = json.dumps(arguments) if arguments is not None else ""
+        call_id = raw.get("id") if isinstance(raw, dict) else None
+        calls.append(
+            {
+                "id": call_id or f"call_{step}_{i}",
+                "type": "function",
+                "function": {"name": str(function.get("name") or ""), "arguments": arguments},
+            }
+        )
+    return calls
+
+
+def _fit_context(messages: List[Dict]) -> List[Dict]:
+    """The messages to send: old tool outputs elided once the conversation grows too long."""
+    size = sum(len(str(m.get("content") or "")) for m in messages)
+    if size <= CONTEXT_CHAR_BUDGET:
+        return messages
+    fitted = []
+    for i, message in enumerate(messages):
+        old = i < len(messages) - KEEP_RECENT_MESSAGES
+        if old and size > CONTEXT_CHAR_BUDGET and message["role"] == "tool":
+            size -= len(message["content"])
+            message = dict(message, content="[old output elided to save context]")
+        fitted.append(message)
+    return fitted
+
+
+def _log(step: int, text: str) -> None:
+    print(f"[agent] step {step}: {text}", file=sys.stderr, flush=True)
