@@ -88,6 +88,11 @@ class Archive:
     def set_ref(self, node_id: int, sha: str) -> None:
         self.repo.git.update_ref(f"refs/nodes/{node_id}", sha)
 
+    def set_refs(self, refs: dict[int, str]) -> None:
+        """Set many node refs in one git call (one transaction)."""
+        commands = "".join(f"update refs/nodes/{n} {sha}\n" for n, sha in refs.items())
+        self.repo.git.update_ref("--stdin", istream=_StringStream(commands))
+
     def refs(self) -> dict[int, str]:
         out = self.repo.git.for_each_ref("--format=%(refname) %(objectname)", "refs/nodes/")
         refs = {}
@@ -147,6 +152,16 @@ class Archive:
 
     def _temp_index(self) -> _TempIndex:
         return _TempIndex(self.path)
+
+
+class _StringStream:
+    """What GitPython wants as `istream`: a file-like with fileno(), from a string."""
+
+    def __new__(cls, text: str):  # noqa: D102
+        fh = tempfile.TemporaryFile()
+        fh.write(text.encode())
+        fh.seek(0)
+        return fh
 
 
 class _TempIndex:

@@ -352,9 +352,7 @@ class Run:
 
     def events(self, limit: int = 50) -> list[dict[str, Any]]:
         rows = self.db.query("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
-        return [
-            {"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in reversed(rows)
-        ]
+        return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in reversed(rows)]
 
     # -- logs --------------------------------------------------------------------------
     def log_dir(self, *parts: str) -> Path:
@@ -374,15 +372,15 @@ class Run:
     def _repair_refs(self) -> None:
         rows = self.db.query("SELECT id, commit_sha FROM nodes")
         refs = self.archive.refs()
-        for row in rows:
-            if refs.get(row["id"]) != row["commit_sha"]:
-                if not self.archive.has_commit(row["commit_sha"]):
-                    raise RunDirError(
-                        f"node {row['id']}'s commit {row['commit_sha'][:10]} is missing "
-                        "from archive.git",
-                        "restore archive.git from a backup",
-                    )
-                self.archive.set_ref(row["id"], row["commit_sha"])
+        missing = {r["id"]: r["commit_sha"] for r in rows if refs.get(r["id"]) != r["commit_sha"]}
+        for node_id, sha in missing.items():
+            if not self.archive.has_commit(sha):
+                raise RunDirError(
+                    f"node {node_id}'s commit {sha[:10]} is missing from archive.git",
+                    "restore archive.git from a backup",
+                )
+        if missing:
+            self.archive.set_refs(missing)
 
 
 def _finish_job(conn: Any, job_id: str, result: dict[str, Any], now: float) -> None:

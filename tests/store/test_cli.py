@@ -19,8 +19,22 @@ def dgm(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_help_lists_every_command() -> None:
     out = dgm("--help").stdout
-    for name in ("init", "status", "tree", "show", "diff", "run", "resume", "eval", "bench",
-                 "sandbox", "gateway", "simulate", "report", "export"):
+    for name in (
+        "init",
+        "status",
+        "tree",
+        "show",
+        "diff",
+        "run",
+        "resume",
+        "eval",
+        "bench",
+        "sandbox",
+        "gateway",
+        "simulate",
+        "report",
+        "export",
+    ):
         assert f" {name} " in out
 
 
@@ -69,7 +83,8 @@ def test_bad_input_gives_one_line_errors(tmp_path: Path, seed_dir: Path) -> None
     bad_config.write_text("[limits]\nmax_eval = 3\n")
     _assert_one_line_error(
         dgm("init", str(tmp_path / "r2"), "--seed", str(seed_dir), "--config", str(bad_config)),
-        "limits.max_eval", "max_evals",
+        "limits.max_eval",
+        "max_evals",
     )
     (run_dir / "run.sqlite").write_bytes(b"garbage" * 1000)
     for suffix in ("-wal", "-shm"):

@@ -97,8 +97,15 @@ def test_evaluations_recorded_once_per_job_and_scored(run: Run) -> None:
 
 def test_usage_totals(run: Run) -> None:
     run.record_usage(
-        {"job_id": "j", "node_id": 0, "role": "solve", "model": "m", "input_tokens": 10,
-         "output_tokens": 5, "cost_usd": 0.25}
+        {
+            "job_id": "j",
+            "node_id": 0,
+            "role": "solve",
+            "model": "m",
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "cost_usd": 0.25,
+        }
     )
     run.record_usage({"job_id": "k", "node_id": 0, "role": "diagnose", "cost_usd": 0.5})
     assert run.spend_usd() == pytest.approx(0.75)
