@@ -71,7 +71,9 @@ _register_all()
 def main() -> None:
     """Console-script entry point."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:  # typer.Exit(n) returns n here
+            sys.exit(code)
     except DgmError as exc:
         if _debug:
             raise

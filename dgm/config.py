@@ -165,9 +165,7 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel], sour
         field = ".".join(loc) or "(top level)"
         if err["type"] == "extra_forbidden":
             allowed = _fields_at(model, loc[:-1])
-            lines.append(
-                f"{source}: unknown field `{field}`; allowed here: {', '.join(allowed)}"
-            )
+            lines.append(f"{source}: unknown field `{field}`; allowed here: {', '.join(allowed)}")
         else:
             lines.append(f"{source}: invalid `{field}`: {err['msg']} (got {err.get('input')!r})")
     return "; ".join(lines)

@@ -125,6 +125,8 @@ class ExecResult:
     duration_s: float = 0.0
     oom_killed: bool = False
     truncated: bool = False
+    pids_limited: bool = False
+    """The process limit was reached while it ran (a fork bomb, or too many threads)."""
 
     @property
     def ok(self) -> bool:

@@ -73,6 +73,8 @@ def safe_extract(
             if total > max_bytes:
                 raise SandboxError(f"copy-out exceeds the size cap of {max_bytes} bytes")
             try:
+                if member.name.startswith("/"):  # the data filter would strip the slash
+                    raise tarfile.AbsolutePathError(member)
                 safe = tarfile.data_filter(member, dest)
             except tarfile.FilterError as exc:
                 raise SandboxError(

@@ -1,9 +1,9 @@
 """Selection strategies behind one interface, and the state they read.
 
-    state = SearchState(TaskPlan(stage1=("t1", ...)))     # or SearchState.replay(...)
-    strategy = make_strategy(run_config.strategy, seed=run_config.seed)
-    action = strategy.next_action(state)   # Expand | Evaluate | Wait | Stop
-    shipped = strategy.final_choice(state)
+state = SearchState(TaskPlan(stage1=("t1", ...)))     # or SearchState.replay(...)
+strategy = make_strategy(run_config.strategy, seed=run_config.seed)
+action = strategy.next_action(state)   # Expand | Evaluate | Wait | Stop
+shipped = strategy.final_choice(state)
 """
 
 from __future__ import annotations

@@ -56,9 +56,7 @@ def own_scores(state: SearchState) -> np.ndarray:
     """Each node's own solve rate on the tasks it was evaluated on (0 where none)."""
     n = state.size
     evals = state.evals_column()
-    return np.divide(
-        state.own_successes[:n], evals, out=np.zeros(n, dtype=float), where=evals > 0
-    )
+    return np.divide(state.own_successes[:n], evals, out=np.zeros(n, dtype=float), where=evals > 0)
 
 
 def best_by_score(state: SearchState) -> str:

@@ -42,6 +42,7 @@ class _Node:
 
     id: str
     parent: int  # index of the parent, -1 for the root
+    lineage: np.ndarray  # indices of the node and all its ancestors, up to the root
     children: list[int] = field(default_factory=list)
     results: dict[str, bool] = field(default_factory=dict)  # own results only
     pending_tasks: set[str] = field(default_factory=set)
@@ -95,7 +96,8 @@ class SearchState:
         for parent in failed_expansions:
             state.record_failed_expansion(parent)
         for node_id, task, solved in evaluations:
-            state.record_evaluation(node_id, task, solved)
+            state._record(node_id, task, solved, update_clades=False)
+        state._rebuild_clades()  # one pass instead of a lineage walk per result
         return state
 
     # -- events -------------------------------------------------------------------------
@@ -108,7 +110,11 @@ class SearchState:
         i = len(self._nodes)
         if i == len(self.own_successes):
             self._grow()
-        self._nodes.append(_Node(node_id, parent_index))
+        # A result updates the clade counts of the whole lineage in one vectorised add; the
+        # lineage is kept per node (memory: the sum of depths, 4 bytes each).
+        above = self._nodes[parent_index].lineage if parent_index >= 0 else np.empty(0, np.int32)
+        lineage = np.concatenate((np.array([i], dtype=np.int32), above))
+        self._nodes.append(_Node(node_id, parent_index, lineage))
         self._index[node_id] = i
         self.todo_count[i] = len(self.plan.stage1)
         if parent_index >= 0:
@@ -120,6 +126,9 @@ class SearchState:
         self.total_failed_expansions += 1
 
     def record_evaluation(self, node_id: str, task: str, solved: bool) -> None:
+        self._record(node_id, task, solved, update_clades=True)
+
+    def _record(self, node_id: str, task: str, solved: bool, update_clades: bool) -> None:
         i = self.index(node_id)
         node = self._nodes[i]
         if task in node.results:
@@ -129,13 +138,14 @@ class SearchState:
         node.results[task] = bool(solved)
         if task not in node.pending_tasks:
             self.todo_count[i] -= 1
-        path = self._path_to_root(i)
         if solved:
             self.own_successes[i] += 1
-            self.clade_successes[path] += 1
+            if update_clades:
+                self.clade_successes[node.lineage] += 1
         else:
             self.own_failures[i] += 1
-            self.clade_failures[path] += 1
+            if update_clades:
+                self.clade_failures[node.lineage] += 1
         self.total_evals += 1
         self._maybe_open_stage2(i)
 
@@ -244,12 +254,19 @@ class SearchState:
         return (self.todo_count[:n] == 0) & (self.pending_evals[:n] == 0)
 
     # -- internals ----------------------------------------------------------------------
-    def _path_to_root(self, i: int) -> list[int]:
-        path = []
-        while i >= 0:
-            path.append(i)
-            i = self._nodes[i].parent
-        return path
+    def _rebuild_clades(self) -> None:
+        """Clade counts from own counts: children always come after their parent, so one
+        pass from the newest node back adds each finished subtree into its parent."""
+        n = self.size
+        self.clade_successes[:n] = self.own_successes[:n]
+        self.clade_failures[:n] = self.own_failures[:n]
+        successes, failures = self.clade_successes.tolist(), self.clade_failures.tolist()
+        for i in range(n - 1, 0, -1):
+            parent = self._nodes[i].parent
+            successes[parent] += successes[i]
+            failures[parent] += failures[i]
+        self.clade_successes[:n] = successes[:n]
+        self.clade_failures[:n] = failures[:n]
 
     def _maybe_open_stage2(self, i: int) -> None:
         node = self._nodes[i]

@@ -11,7 +11,7 @@ import http.client
 import json
 import socket
 import time
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Tuple
 from urllib.parse import urlparse
 
 RETRY_DELAYS_S = (1.0, 3.0, 8.0)  # waits before retrying a transient error (5xx, 429, reset)
@@ -35,8 +35,12 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 
     def connect(self) -> None:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self.socket_path)
+        try:
+            sock.settimeout(self.timeout)
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
         self.sock = sock
 
 
@@ -121,7 +125,9 @@ def _parse_completion(payload: bytes) -> Dict:
         data = json.loads(payload.decode("utf-8"))
         message = data["choices"][0]["message"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise LLMError("gateway_error", f"malformed completion ({exc!r}): {payload[:300]!r}")
+        raise LLMError(
+            "gateway_error", f"malformed completion ({exc!r}): {payload[:300]!r}"
+        ) from None
     if not isinstance(message, dict):
         raise LLMError("gateway_error", f"malformed completion message: {message!r}")
     return data

@@ -22,8 +22,10 @@ CONTEXT_CHAR_BUDGET = 400_000  # ~100k tokens; older tool outputs are elided bey
 KEEP_RECENT_MESSAGES = 12  # never elided
 
 
-class Interrupted(Exception):
-    """Raised by the SIGTERM handler so the run ends with a saved trajectory."""
+class Interrupted(BaseException):
+    """Raised by the SIGTERM handler so the run ends with a saved trajectory.
+
+    A BaseException, so that the tools' catch-all error handling lets it through."""
 
 
 def render(name: str, **values: object) -> str:
@@ -42,15 +44,17 @@ class Agent:
         time_limit_s = float(task.get("time_limit_s") or 3600)
         self.deadline = time.monotonic() + time_limit_s
         self.ctx = ToolContext(workdir, self.deadline)
-        limits = {"max_steps": self.max_steps, "time_limit_s": int(time_limit_s)}
+        facts = {"max_steps": self.max_steps, "time_limit_s": int(time_limit_s)}
+        facts["workdir"] = self.ctx.workdir
         self.messages: List[Dict] = [
             {"role": "system", "content": render("system")},
-            {"role": "user", "content": render("task", **{**task, **limits, "workdir": self.ctx.workdir})},
+            {"role": "user", "content": render("task", **{**task, **facts})},
         ]
         trajectory.set_messages(self.messages)
 
     def run(self) -> str:
         """Run to the end; returns (and records) the exit status."""
+        self.trajectory.save()  # a record exists even if the first model call never returns
         try:
             status, message = self._loop()
         except Interrupted:
@@ -64,17 +68,19 @@ class Agent:
                 return "time_limit", f"time limit reached after {step - 1} steps"
             started = time.monotonic()
             try:
-                response = self.llm.chat(_fit_context(self.messages), tools.schemas(), self.deadline)
+                messages = _fit_context(self.messages)
+                response = self.llm.chat(messages, tools.schemas(), self.deadline)
             except LLMError as exc:
                 return exc.status, str(exc)
-            record = self.trajectory.add_step(step, time.monotonic() - started, response.get("usage"))
+            llm_s = time.monotonic() - started
+            record = self.trajectory.add_step(step, llm_s, response.get("usage"))
             message = response["choices"][0]["message"]
             calls = _normalise_calls(message.get("tool_calls"), step)
-            self.messages.append(
-                {"role": "assistant", "content": message.get("content"), **({"tool_calls": calls} if calls else {})}
-            )
+            reply = {"role": "assistant", "content": message.get("content")}
+            self.messages.append(dict(reply, tool_calls=calls) if calls else reply)
             if not calls:  # the model answered in prose: remind it how to act
-                self.messages.append({"role": "user", "content": render("no_tool_call", tool_names=", ".join(tools.by_name()))})
+                nudge = render("no_tool_call", tool_names=", ".join(tools.by_name()))
+                self.messages.append({"role": "user", "content": nudge})
                 _log(step, "(no tool call)")
             for call in calls:
                 summary = self._run_tool(call, record)
@@ -89,8 +95,9 @@ class Agent:
         _log(len(self.trajectory.data["steps"]), f"{name} {arguments[:120]}")
         started = time.monotonic()
         result = tools.call(name, arguments, self.ctx)
+        duration_s = round(time.monotonic() - started, 3)
         record["tool_calls"].append(
-            {"id": call["id"], "name": name, "ok": result.ok, "duration_s": round(time.monotonic() - started, 3)}
+            {"id": call["id"], "name": name, "ok": result.ok, "duration_s": duration_s}
         )
         self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.output})
         return result.finish_summary
@@ -125,8 +132,8 @@ def _fit_context(messages: List[Dict]) -> List[Dict]:
     for i, message in enumerate(messages):
         old = i < len(messages) - KEEP_RECENT_MESSAGES
         if old and size > CONTEXT_CHAR_BUDGET and message["role"] == "tool":
-            size -= len(message["content"])
             message = dict(message, content="[old output elided to save context]")
+            size += len(message["content"]) - len(messages[i]["content"])
         fitted.append(message)
     return fitted
 

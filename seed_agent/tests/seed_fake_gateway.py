@@ -32,7 +32,11 @@ def completion(content=None, tool_calls=None) -> Tuple[int, Dict]:
 
 
 def tool_call(name: str, call_id: str = "call_1", **arguments) -> Tuple[int, Dict]:
-    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+    call = {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
     return completion(tool_calls=[call])
 
 

@@ -96,9 +96,13 @@ class BashTest(ToolTestCase):
 class EditToolsTest(ToolTestCase):
     def test_view_numbers_lines_and_ranges(self):
         self.write("a.py", "one\ntwo\nthree\n")
-        self.assertEqual(self.call("view", path="a.py", view_range=[2, -1]).output, "     2\ttwo\n     3\tthree")
+        self.assertEqual(
+            self.call("view", path="a.py", view_range=[2, -1]).output, "     2\ttwo\n     3\tthree"
+        )
         self.assertIn("     1\tone", self.call("view", path="a.py").output)
-        self.assertIn("invalid view_range", self.call("view", path="a.py", view_range=[5, 9]).output)
+        self.assertIn(
+            "invalid view_range", self.call("view", path="a.py", view_range=[5, 9]).output
+        )
         os.mkdir(os.path.join(self.workdir, "pkg"))
         self.write("pkg/m.py", "")
         self.assertEqual(self.call("view", path=".").output, "a.py\npkg/\npkg/m.py")
@@ -110,9 +114,16 @@ class EditToolsTest(ToolTestCase):
 
     def test_str_replace_needs_exactly_one_match(self):
         self.write("a.py", "x = 1\ny = 1\nx = 1\n")
-        self.assertIn("occurs 2 times", self.call("str_replace", path="a.py", old_str="x = 1", new_str="").output)
-        self.assertIn("lines 1, 3", self.call("str_replace", path="a.py", old_str="x = 1", new_str="").output)
-        self.assertIn("not found", self.call("str_replace", path="a.py", old_str="z", new_str="").output)
+        self.assertIn(
+            "occurs 2 times",
+            self.call("str_replace", path="a.py", old_str="x = 1", new_str="").output,
+        )
+        self.assertIn(
+            "lines 1, 3", self.call("str_replace", path="a.py", old_str="x = 1", new_str="").output
+        )
+        self.assertIn(
+            "not found", self.call("str_replace", path="a.py", old_str="z", new_str="").output
+        )
         ok = self.call("str_replace", path="a.py", old_str="y = 1", new_str="y = 2")
         self.assertTrue(ok.ok)
         self.assertIn("     2\ty = 2", ok.output)
@@ -124,7 +135,9 @@ class EditToolsTest(ToolTestCase):
         self.call("insert", path="a.py", insert_line=3, new_str="d")
         self.call("insert", path="a.py", insert_line=0, new_str="top")
         self.assertEqual(self.read("a.py"), "top\na\nb\nc\nd\n")
-        self.assertIn("between 0 and 5", self.call("insert", path="a.py", insert_line=9, new_str="x").output)
+        self.assertIn(
+            "between 0 and 5", self.call("insert", path="a.py", insert_line=9, new_str="x").output
+        )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,9 @@ def call(name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
     """Run one tool call from the model. Mistakes become error text for the model, never crashes."""
     tools = by_name()
     if name not in tools:
-        return ToolResult(f"Error: unknown tool '{name}'. Available tools: {', '.join(tools)}", False)
+        return ToolResult(
+            f"Error: unknown tool '{name}'. Available tools: {', '.join(tools)}", False
+        )
     try:
         args = json.loads(raw_arguments or "{}")
     except ValueError as exc:

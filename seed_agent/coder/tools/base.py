@@ -50,7 +50,7 @@ def truncate(text: str, limit: int = OUTPUT_LIMIT_CHARS) -> str:
     omitted = len(text) - 2 * half
     note = (
         f"\n\n[... {omitted} characters omitted from the middle of this output. "
-        "Narrow it down, e.g. with grep, head, tail, sed -n 'A,Bp' or view with a view_range ...]\n\n"
+        "Narrow it down, e.g. with grep, head, tail, sed -n 'A,Bp' or a view_range ...]\n\n"
     )
     return text[:half] + note + text[-half:]
 

@@ -86,14 +86,24 @@ def run(args: Dict, ctx: ToolContext) -> str:
         code = proc.wait(timeout=timeout)
         status = f"[exit code {code}]"
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        _kill_group(proc.pid)
         proc.wait()
         status = (
             f"[timed out after {timeout:.0f} s; the command was killed. Run long jobs "
             "in the background with output to a file, or narrow them down.]"
         )
+    except BaseException:  # the agent is being stopped: take the command down with it
+        _kill_group(proc.pid)
+        raise
     # A child that left the process group may keep the pipe open: don't wait for it forever.
     reader.join(timeout=5)
     proc.stdout.close()
     output = reader.text() or "(no output)"
     return f"{output.rstrip()}\n{status}"
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:  # already gone
+        pass

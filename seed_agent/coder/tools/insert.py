@@ -37,4 +37,6 @@ def run(args: Dict, ctx: ToolContext) -> str:
     updated = "".join(lines[:line]) + new + "".join(lines[line:])
     write_text(path, updated)
     shown = snippet(updated, line + 1, new.count("\n"))
-    return f"Inserted into {path}. The region now reads:\n{shown}\nCheck that this is what you meant."
+    return (
+        f"Inserted into {path}. The region now reads:\n{shown}\nCheck that this is what you meant."
+    )

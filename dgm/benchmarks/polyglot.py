@@ -1,0 +1,253 @@
+"""The Aider polyglot benchmark: 225 Exercism exercises in six languages.
+
+Task id `<language>__<exercise>`. The agent sees the instructions (as its problem
+statement), the stubs and the build files. The test files named in `.meta/config.json`
+(plus test data such as Go's `cases_test.go` and C++'s `test/` runner) are hidden: they
+never enter the agent's container. Aider shows the tests to the model; DGM's harness
+leaves them in the workspace. We do neither, so a score cannot come from reading tests.
+
+Per-language knowledge of running the tests offline lives in `polyglot_toolchains.py`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from functools import cached_property
+from pathlib import Path
+
+from dgm.benchmarks import polyglot_toolchains as chains
+from dgm.benchmarks import subsets
+from dgm.benchmarks.task import Task
+from dgm.errors import DgmError, NotFoundError
+
+NAME = "polyglot"
+REPO_URL = "https://github.com/Aider-AI/polyglot-benchmark"
+PINNED_COMMIT = "7e0611e"
+ENV_VAR = "DGM_POLYGLOT_DIR"
+
+# Files an agent may not add: tests and test-runner configuration. The judge deletes
+# any such file the agent created before restoring the pristine tests.
+RUNNER_FILES: dict[str, tuple[str, ...]] = {
+    "python": (
+        "*_test.py", "test_*.py", "conftest.py", "pytest.ini", "tox.ini", "setup.cfg",
+        "pyproject.toml", "*.pth", "sitecustomize.py", "usercustomize.py",
+    ),
+    "go": ("*_test.go",),
+    "rust": ("tests/*", "build.rs", ".cargo/*"),
+    "cpp": ("test/*", "*_test.cpp"),
+    "java": ("src/test/*",),
+    "javascript": ("*.spec.js", "*.test.js", "jest.config.*", "babel.config.*", ".babelrc*"),
+}
+_TEST_LIKE = ("*_test.*", "*.spec.js", "src/test/*", "test/*", "tests/*")
+
+
+def default_dir() -> Path:
+    """Where `dgm bench fetch polyglot` puts the checkout."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "dgm" / "polyglot-benchmark"
+
+
+def find_checkout(data: str | Path | None = None) -> Path:
+    """--data PATH, else $DGM_POLYGLOT_DIR, else the `dgm bench fetch` location."""
+    if data is not None:
+        path, origin = Path(data), "--data"
+    elif os.environ.get(ENV_VAR):
+        path, origin = Path(os.environ[ENV_VAR]), ENV_VAR
+    else:
+        path, origin = default_dir(), "the default location"
+    if not path.is_dir():
+        raise NotFoundError(
+            f"polyglot benchmark checkout not found at {path} ({origin})",
+            "run `dgm bench fetch polyglot`, or pass --data PATH / set DGM_POLYGLOT_DIR",
+        )
+    if not any((path / lang / "exercises" / "practice").is_dir() for lang in chains.LANGUAGES):
+        raise DgmError(
+            f"{path} is not a polyglot benchmark checkout (no <language>/exercises/practice)",
+            f"point --data at a clone of {REPO_URL}",
+        )
+    return path
+
+
+class PolyglotBenchmark:
+    name = NAME
+
+    def __init__(self, root: str | Path | None = None, time_limit_s: int = 300) -> None:
+        self.root = find_checkout(root)
+        self.time_limit_s = time_limit_s
+
+    @cached_property
+    def _exercises(self) -> dict[str, Path]:
+        found = {}
+        for language in chains.LANGUAGES:
+            practice = self.root / language / "exercises" / "practice"
+            for folder in sorted(practice.iterdir()) if practice.is_dir() else []:
+                if (folder / ".meta" / "config.json").is_file():
+                    found[f"{language}__{folder.name}"] = folder
+        return found
+
+    def task_ids(self) -> list[str]:
+        return list(self._exercises)
+
+    def languages(self) -> list[str]:
+        return sorted({i.split("__")[0] for i in self._exercises})
+
+    def task(self, task_id: str) -> Task:
+        folder = self._exercises.get(task_id)
+        if folder is None:
+            near = difflib.get_close_matches(task_id, list(self._exercises), n=1)
+            raise NotFoundError(
+                f"unknown polyglot task {task_id!r}",
+                f"did you mean {near[0]}?" if near else "ids look like python__beer-song",
+            )
+        return make_task(task_id, folder, self.time_limit_s)
+
+    def tasks(self, subset: str) -> list[Task]:
+        ids = subsets.resolve(subset, NAME, self.task_ids(), self.languages())
+        return [self.task(i) for i in ids]
+
+
+def hidden_files(exercise: Path, language: str) -> list[str]:
+    """Tests, test data and test runners: everything of the exercise the agent never sees."""
+    files = chains.exercise_files(exercise)
+    meta = json.loads((exercise / ".meta" / "config.json").read_text())
+    editor = meta["files"].get("editor", [])
+    hidden = list(files.test) + [f for f in editor if _matches(f, _TEST_LIKE)]
+    if language == "cpp" and (exercise / "test").is_dir():
+        hidden += [str(p.relative_to(exercise)) for p in (exercise / "test").rglob("*")]
+    return sorted(set(hidden))
+
+
+def make_task(task_id: str, exercise: Path, time_limit_s: int) -> Task:
+    language = task_id.split("__")[0]
+    chain = chains.toolchain(language)
+    files = chains.exercise_files(exercise)
+    return Task(
+        id=task_id,
+        benchmark=NAME,
+        language=language,
+        problem_statement=problem_statement(exercise, files.solution),
+        image=chain.image,
+        judge_image=chain.image,
+        test_command=judge_command(language, chain.test_command),
+        time_limit_s=time_limit_s,
+        source=str(exercise),
+        hidden_files=tuple(hidden_files(exercise, language)),
+        editable_files=tuple(files.solution),
+    )
+
+
+def judge_command(language: str, command: str) -> str:
+    """The toolchain's command, with per-test reporting where the runner offers it."""
+    if language == "python":
+        return command + " -rA"
+    return command
+
+
+def problem_statement(exercise: Path, solution_files: list[str]) -> str:
+    docs = exercise / ".docs"
+    parts = [
+        (docs / name).read_text().strip()
+        for name in ("introduction.md", "instructions.md", "instructions.append.md")
+        if (docs / name).is_file()
+    ]
+    parts.append(
+        "Use the above instructions to modify the supplied files: "
+        + ", ".join(solution_files)
+        + ". Don't change the names of existing functions or classes, as they may be "
+        "referenced from other code like unit tests. Only use standard libraries. "
+        "The tests are hidden; they will be run after you finish."
+    )
+    return "\n\n".join(parts)
+
+
+# -- workspaces (host side: our own trusted files) ----------------------------------------
+def prepare_workspace(task: Task, dest: Path) -> str:
+    """The agent's workspace as a git repo with one commit; returns that commit's sha."""
+    exercise = Path(task.source)
+    chains.copy_exercise(exercise, dest)
+    for name in task.hidden_files:
+        _remove(dest / name)
+    _remove_empty_dirs(dest)
+    return git_init(dest)
+
+
+def reference_patch(task: Task) -> str:
+    """The reference solution as a patch against the agent's workspace (for `oracle`)."""
+    with tempfile.TemporaryDirectory(prefix="dgm-ref-") as tmp:
+        work = Path(tmp) / "work"
+        prepare_workspace(task, work)
+        chains.install_reference(Path(task.source), work)
+        return git_diff(work)
+
+
+def judge_files(task: Task, dest: Path) -> None:
+    """The pristine files the judge restores over the agent's workspace: every exercise
+    file that is not a solution file (tests un-skipped, build files, test data)."""
+    exercise = Path(task.source)
+    chains.copy_exercise(exercise, dest)
+    for path in sorted(dest.rglob("*"), reverse=True):
+        rel = str(path.relative_to(dest))
+        if path.is_file() and rel in task.editable_files:
+            path.unlink()
+    _remove_empty_dirs(dest)
+    chains.unskip_tests(task.language, dest, list(task.hidden_files))
+
+
+def forbidden_patterns(language: str) -> tuple[str, ...]:
+    return RUNNER_FILES.get(language, ())
+
+
+# -- helpers -------------------------------------------------------------------------------
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "dgm",
+    "GIT_AUTHOR_EMAIL": "dgm@localhost",
+    "GIT_COMMITTER_NAME": "dgm",
+    "GIT_COMMITTER_EMAIL": "dgm@localhost",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+}
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, **_GIT_ENV, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd)}
+    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise DgmError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()[-300:]}")
+    return proc.stdout
+
+
+def git_init(folder: Path) -> str:
+    """Make `folder` a git repo with everything in one commit (fixed dates: same sha)."""
+    _git(folder, "init", "-q", "-b", "main")
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "--allow-empty", "-m", "task workspace")
+    return _git(folder, "rev-parse", "HEAD").strip()
+
+
+def git_diff(folder: Path) -> str:
+    _git(folder, "add", "-A")
+    return _git(folder, "diff", "--cached", "--binary", "HEAD")
+
+
+def _matches(rel: str, patterns: tuple[str, ...]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _remove_empty_dirs(root: Path) -> None:
+    for path in sorted(root.rglob("*"), reverse=True):
+        if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+            path.rmdir()

@@ -1,0 +1,184 @@
+"""How to run one Polyglot (Exercism) exercise's tests offline in the toolchain images.
+
+Per language: the image, the test command, and how to un-skip tests. Exercism test
+files skip all but the first test (`#[ignore]`, `@Disabled`, `xtest`, a C++ define);
+a judge must run them all, the way Aider's benchmark harness does.
+
+    files = exercise_files(exercise_dir)          # from .meta/config.json
+    copy_exercise(exercise_dir, workspace)        # without .meta / .docs
+    install_reference(exercise_dir, workspace)    # only to validate the setup
+    run = run_tests(workspace, "rust")            # in a fresh hardened sandbox
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dgm.errors import DgmError, NotFoundError
+from dgm.sandbox import Limits, SandboxSpec, open_sandbox
+from dgm.sandbox.spec import ExecResult
+
+LANGUAGES = ("python", "go", "rust", "cpp", "java", "javascript")
+WORKSPACE = "/work"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    language: str
+    image: str
+    """dgm image name: python needs only `runtime`; the rest need `polyglot`."""
+    test_command: str
+    """Shell command run in the exercise folder; exit 0 means every test passed."""
+    unskip: tuple[tuple[str, str], ...] = ()
+    """(regex, replacement) applied to the test files to run skipped tests."""
+    test_glob: tuple[str, ...] = field(default_factory=tuple)
+    offline_notes: str = ""
+
+
+TOOLCHAINS: dict[str, Toolchain] = {
+    "python": Toolchain(
+        "python",
+        "runtime",
+        "python3 -m pytest -q -p no:cacheprovider",
+        (
+            (r"^(\s*)@unittest\.skip\b.*$", r"\1"),
+            (r"^(\s*)@pytest\.mark\.skip\b.*$", r"\1"),
+        ),
+    ),
+    "go": Toolchain("go", "polyglot", "go test ./..."),
+    "rust": Toolchain(
+        "rust",
+        "polyglot",
+        "cargo test --offline --quiet -- --include-ignored",
+        offline_notes="crates come from Debian's /usr/share/cargo/registry (anyhow, rand 0.8,"
+        " time 0.3); rustc is 1.63, so references using newer syntax do not compile",
+    ),
+    "cpp": Toolchain(
+        "cpp",
+        "polyglot",
+        "mkdir -p build && cd build && cmake -DEXERCISM_RUN_ALL_TESTS=1 -G 'Unix Makefiles' .."
+        " >/dev/null && make -j2",
+    ),
+    "java": Toolchain(
+        "java",
+        "polyglot",
+        "dgm-java-test",
+        ((r"^\s*@Disabled(\([^)]*\))?\s*$", ""),),
+        offline_notes="JUnit 5 + AssertJ jars run by a script instead of Gradle; org.json is"
+        " Debian's android-json; RxJava is not packaged in Debian",
+    ),
+    "javascript": Toolchain(
+        "javascript",
+        "polyglot",
+        "cp /usr/local/share/dgm/babel.config.js babel.config.js"
+        " && jest --ci --runInBand --no-watchman --rootDir .",
+        (
+            (r"\bxtest\(", "test("),
+            (r"\bxit\(", "it("),
+            (r"\bxdescribe\(", "describe("),
+            (r"\b(test|it|describe)\.skip\(", r"\1("),
+        ),
+        offline_notes="Debian's jest 29 + babel preset-env replace the npm devDependencies",
+    ),
+}
+
+
+def toolchain(language: str) -> Toolchain:
+    if language not in TOOLCHAINS:
+        raise NotFoundError(
+            f"no toolchain for language {language!r}", f"use one of: {', '.join(LANGUAGES)}"
+        )
+    return TOOLCHAINS[language]
+
+
+@dataclass(frozen=True)
+class ExerciseFiles:
+    solution: list[str]
+    test: list[str]
+    example: list[str]
+
+
+def exercise_files(exercise_dir: Path) -> ExerciseFiles:
+    config_path = Path(exercise_dir) / ".meta" / "config.json"
+    try:
+        files = json.loads(config_path.read_text())["files"]
+    except (OSError, KeyError, json.JSONDecodeError) as exc:
+        raise DgmError(f"cannot read {config_path}: {exc}", "is this an Exercism exercise?")
+    return ExerciseFiles(files["solution"], files["test"], files.get("example", []))
+
+
+def copy_exercise(exercise_dir: Path, workspace: Path) -> Path:
+    """Copy an exercise without its .meta (reference solution) and .docs folders."""
+    shutil.copytree(
+        exercise_dir, workspace, ignore=shutil.ignore_patterns(".meta", ".docs", "node_modules")
+    )
+    for path in [workspace, *workspace.rglob("*")]:  # the checkout may be read-only
+        path.chmod(path.stat().st_mode | 0o200)
+    return workspace
+
+
+def reference_target(example: str, solutions: list[str]) -> str:
+    """Where a reference file goes: the solution file with its name, else the only one
+    with its extension, else next to the first solution file with that extension."""
+    name, suffix = Path(example).name, Path(example).suffix
+    for solution in solutions:
+        if Path(solution).name == name:
+            return solution
+    same_ext = [s for s in solutions if Path(s).suffix == suffix]
+    if len(same_ext) == 1:
+        return same_ext[0]
+    folder = Path(same_ext[0] if same_ext else solutions[0]).parent
+    return str(folder / name)
+
+
+def install_reference(exercise_dir: Path, workspace: Path) -> None:
+    """Put the exercise's reference solution over the stubs (to validate a setup)."""
+    files = exercise_files(exercise_dir)
+    for example in files.example:
+        target = workspace / reference_target(example, files.solution)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(exercise_dir) / example, target)
+
+
+def unskip_tests(language: str, workspace: Path, test_files: list[str]) -> None:
+    rules = toolchain(language).unskip
+    for name in test_files:
+        path = workspace / name
+        if not rules or not path.is_file():
+            continue
+        text = path.read_text()
+        for pattern, replacement in rules:
+            text = re.sub(pattern, replacement, text, flags=re.MULTILINE)
+        path.write_text(text)
+
+
+def run_tests(
+    workspace: Path,
+    language: str,
+    timeout: float = 300,
+    limits: Limits | None = None,
+    backend: str = "docker",
+    test_files: list[str] | None = None,
+) -> ExecResult:
+    """Run the exercise's tests in a fresh sandbox (un-skipping them first).
+
+    `test_files` are the names from .meta/config.json; found by naming convention if None.
+    """
+    chain = toolchain(language)
+    unskip_tests(language, workspace, test_files or guess_test_files(workspace))
+    spec = SandboxSpec(image=chain.image, limits=limits or Limits(memory="3g", pids=1024))
+    target = f"{WORKSPACE}/{workspace.name}"
+    with open_sandbox(spec, backend) as box:
+        box.copy_in(workspace, WORKSPACE)
+        return box.exec(["/bin/sh", "-c", chain.test_command], timeout, workdir=target)
+
+
+def guess_test_files(workspace: Path) -> list[str]:
+    """Test file names by each track's naming convention."""
+    patterns = ("*_test.py", "*_test.go", "tests/*.rs", "*_test.cpp", "src/test/**/*.java")
+    found = [p for pattern in (*patterns, "*.spec.js") for p in workspace.glob(pattern)]
+    return [str(p.relative_to(workspace)) for p in found]

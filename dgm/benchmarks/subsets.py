@@ -1,0 +1,66 @@
+"""Subsets: which task ids a `--subset` names.
+
+    small | medium   the DGM papers' id lists, copied into eval/subsets/
+    full             every task
+    <language>       every task of one language (python, go, rust, cpp, java, javascript)
+    @ids.txt         a file of ids: a JSON list, or one id per line (# comments allowed)
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+
+from dgm.errors import NotFoundError
+from dgm.paths import REPO_ROOT
+
+SUBSETS_DIR = REPO_ROOT / "eval" / "subsets"
+NAMED = ("small", "medium")
+_LISTS = {
+    ("polyglot", "small"): "polyglot_small.json",
+    ("polyglot", "medium"): "polyglot_medium.json",
+    ("swebench", "small"): "swe_bench_small.json",
+    ("swebench", "medium"): "swe_bench_medium.json",
+    ("swebench", "big"): "swe_bench_big.json",
+}
+
+
+def read_id_file(path: Path) -> list[str]:
+    if not path.is_file():
+        raise NotFoundError(f"task id file {path} does not exist", "check the path after '@'")
+    text = path.read_text()
+    if text.lstrip().startswith("["):
+        return [str(i) for i in json.loads(text)]
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line]
+
+
+def check_ids(wanted: list[str], known: list[str], where: str) -> list[str]:
+    """`wanted` in order, or a NotFoundError naming the first unknown id and a near match."""
+    known_set = set(known)
+    for task_id in wanted:
+        if task_id not in known_set:
+            near = difflib.get_close_matches(task_id, known, n=1)
+            hint = f"did you mean {near[0]}?" if near else "list ids with `dgm bench list`"
+            raise NotFoundError(f"unknown task id {task_id!r} in {where}", hint)
+    return list(dict.fromkeys(wanted))
+
+
+def resolve(subset: str, benchmark: str, ids: list[str], languages: list[str]) -> list[str]:
+    """The ids `subset` names among a benchmark's `ids` (checked: unknown ids are errors)."""
+    if subset == "full":
+        return list(ids)
+    if subset.startswith("@"):
+        path = Path(subset[1:])
+        return check_ids(read_id_file(path), ids, str(path))
+    if (benchmark, subset) in _LISTS:
+        path = SUBSETS_DIR / _LISTS[(benchmark, subset)]
+        return check_ids(read_id_file(path), ids, f"subset {subset!r} ({path.name})")
+    if subset in languages:
+        return [i for i in ids if i.startswith(f"{subset}__")]
+    names = sorted({n for b, n in _LISTS if b == benchmark} | {"full", *languages})
+    raise NotFoundError(
+        f"unknown subset {subset!r} for {benchmark}",
+        f"use one of: {', '.join(names)}, or @FILE with task ids",
+    )

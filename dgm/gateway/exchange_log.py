@@ -1,0 +1,71 @@
+"""The per-job exchange log: one JSON line per call, the raw material of a trajectory.
+
+Each line: `ts, call, job_id, node_id, task_id, role, model, latency_s, attempts,
+usage, cost_usd, error, request, response`. Identification first, the bulky request
+and response last, so `head`/`less` show what happened at a glance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dgm.gateway.types import JobBinding, Usage
+
+
+class ExchangeLog:
+    """Appends to one JSONL file; opened per write so a crash loses at most one line."""
+
+    def __init__(self, path: Path, secrets: tuple[str, ...] = ()) -> None:
+        self.path = path
+        self._secrets = tuple(s for s in secrets if s)
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def append(
+        self,
+        *,
+        ts: float,
+        call: int,
+        binding: JobBinding,
+        model: str,
+        latency_s: float,
+        attempts: int,
+        usage: Usage | None,
+        cost_usd: float,
+        error: dict[str, Any] | None,
+        request: Any,
+        response: dict[str, Any] | None,
+    ) -> None:
+        line = {
+            "ts": round(ts, 3),
+            "call": call,
+            "job_id": binding.job_id,
+            "node_id": binding.node_id,
+            "task_id": binding.task_id,
+            "role": binding.role,
+            "model": model,
+            "latency_s": round(latency_s, 4),
+            "attempts": attempts,
+            "usage": None if usage is None else usage.__dict__,
+            "cost_usd": cost_usd,
+            "error": error,
+            "request": request,
+            "response": response,
+        }
+        text = json.dumps(line, ensure_ascii=False, default=str)
+        for secret in self._secrets:  # belt and braces: keys must never reach the disk
+            text = text.replace(secret, "[redacted]")
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(text + "\n")
+
+
+def read_exchanges(path: Path) -> Iterator[dict[str, Any]]:
+    """The lines of an exchange log, skipping a torn last line."""
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue

@@ -1,0 +1,451 @@
+"""The Gateway: started once per run, serving every job's LLM calls from one event loop.
+
+It runs an asyncio loop in a background thread. The public methods are called from
+ordinary threads (the loop, executors) and hop onto that loop; the call pipeline
+(validate -> reserve budget -> backend with retries -> settle -> record) runs on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import secrets
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from dgm.config import JobBudget, Price, RunConfig
+from dgm.errors import DgmError
+from dgm.gateway.backends import KEY_VARIABLES, Backend, CallContext, make_backend, provider_of
+from dgm.gateway.budget import Ledger, Reservation
+from dgm.gateway.exchange_log import ExchangeLog
+from dgm.gateway.pricing import PriceBook, cost_usd
+from dgm.gateway.protocol import (
+    completion,
+    estimate_input_tokens,
+    output_cap,
+    validate_request,
+)
+from dgm.gateway.retry import RetryPolicy, call_with_retries
+from dgm.gateway.server import build_app
+from dgm.gateway.types import Endpoint, JobBinding, LLMCallError, Usage, UsageRecord, UsageTotals
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+CONTAINER_SOCKET = "/run/dgm/llm.sock"
+UsageSink = Callable[[UsageRecord], None]
+
+
+def short_socket_path(job_id: str) -> Path:
+    """A host path for a job's socket that fits the 107-byte unix socket limit."""
+    digest = hashlib.sha256(job_id.encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"dgm-llm-{os.getuid()}" / f"{digest}.sock"
+
+
+@dataclass
+class BoundJob:
+    binding: JobBinding
+    model: str
+    backend: Backend
+    price: Price
+    token: str
+    log: ExchangeLog | None
+    socket_path: Path | None = None
+    runner: web.AppRunner | None = None
+    calls: int = 0
+    active: bool = True
+    key: tuple[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = (self.binding.job_id, self.binding.role)
+
+
+class Gateway:
+    def __init__(
+        self,
+        model: str,
+        *,
+        run: str = "",
+        log_dir: Path | None = None,
+        diagnose_model: str | None = None,
+        prices: Mapping[str, Price] | None = None,
+        run_budget_usd: float | None = None,
+        spent_usd: float = 0.0,
+        job_budget: JobBudget | None = None,
+        retry: RetryPolicy | None = None,
+        on_usage: UsageSink | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = 0,
+        default_max_tokens: int = 8192,
+    ) -> None:
+        """`port=None` serves no TCP (unix sockets only); 0 picks a free port.
+
+        `run_budget_usd` caps the whole run's dollars, `spent_usd` being what it spent
+        before (a resumed run). `job_budget` is the default for `bind_job`.
+        """
+        provider_of(model)  # fail on a bad string before anything starts
+        self.model = model
+        self.diagnose_model = diagnose_model or model
+        self.run = run
+        self.log_dir = Path(log_dir) if log_dir is not None else None
+        self.prices = PriceBook(prices)
+        self.ledger = Ledger(run_budget_usd, spent_usd)
+        self.job_budget = job_budget or JobBudget()
+        self.retry = retry or RetryPolicy()
+        self.on_usage = on_usage
+        self.host, self.port = host, port
+        self.default_max_tokens = default_max_tokens
+        self._secrets = tuple(os.environ.get(v, "") for v in KEY_VARIABLES)
+        self._backends: dict[str, Backend] = {}
+        self._by_token: dict[str, BoundJob] = {}
+        self._by_key: dict[tuple[str, str], BoundJob] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._tcp_runner: web.AppRunner | None = None
+        self._sink = ThreadPoolExecutor(1, thread_name_prefix="dgm-usage-sink")
+
+    @classmethod
+    def from_config(
+        cls,
+        config: RunConfig,
+        *,
+        run: str,
+        log_dir: Path | None,
+        on_usage: UsageSink | None,
+        spent_usd: float = 0.0,
+        port: int | None = 0,
+    ) -> Gateway:
+        llm = config.llm
+        return cls(
+            llm.model,
+            run=run,
+            log_dir=log_dir,
+            diagnose_model=llm.diagnose_model,
+            prices=llm.prices,
+            run_budget_usd=config.limits.budget_usd,
+            spent_usd=spent_usd,
+            job_budget=llm.job_budget,
+            on_usage=on_usage,
+            port=port,
+            retry=RetryPolicy(max_retries=llm.max_retries, timeout_s=llm.timeout_s),
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> Gateway:
+        if self._loop is not None:
+            return self
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="dgm-gateway", daemon=True
+        )
+        self._thread.start()
+        try:
+            self._on_loop(self._start())
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    async def _start(self) -> None:
+        for model in {self.model, self.diagnose_model}:
+            self._backend(model)
+            self.prices.require(model)
+        if self.port is None:
+            return
+        app = build_app(lambda request: self._job_for_token(request), self._call)
+        self._tcp_runner = web.AppRunner(app, access_log=None)
+        await self._tcp_runner.setup()
+        site = web.TCPSite(self._tcp_runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            raise DgmError(
+                f"the gateway cannot listen on {self.host}:{self.port}: {exc.strerror}",
+                "choose another port, or 0 for any free one",
+            ) from None
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def stop(self) -> None:
+        """Close every listener and backend; the usage sink is drained first."""
+        loop, self._loop = self._loop, None
+        if loop is not None and loop.is_running():
+            asyncio.run_coroutine_threadsafe(self._stop(), loop).result(timeout=30)
+            loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+        if loop is not None:
+            loop.close()
+        self._sink.shutdown(wait=True)
+
+    async def _stop(self) -> None:
+        for job in list(self._by_key.values()):
+            await self._unbind(job)
+        if self._tcp_runner is not None:
+            await self._tcp_runner.cleanup()
+        for backend in self._backends.values():
+            await backend.close()
+
+    def __enter__(self) -> Gateway:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The TCP base URL (for the local sandbox and for debugging)."""
+        if self.port is None:
+            raise DgmError("this gateway serves no TCP port", "start it with port=0")
+        return f"http://{self.host}:{self.port}/v1"
+
+    # -- binding jobs ------------------------------------------------------------------
+    def bind_job(
+        self,
+        binding: JobBinding,
+        budget: JobBudget | None = None,
+        socket_path: Path | None = None,
+        *,
+        container_socket_path: str | None = CONTAINER_SOCKET,
+        model: str | None = None,
+        log_path: Path | None = None,
+    ) -> Endpoint:
+        """Route one job's calls. With `socket_path`, serve a socket there for the job
+        alone (mount it at `container_socket_path`, or None when the agent runs on the
+        host and uses the host path); without it, the agent uses TCP and the token.
+        `model` defaults to the run's model (the diagnose model for role `diagnose`)."""
+        return self._on_loop(
+            self._bind(binding, budget, socket_path, container_socket_path, model, log_path)
+        )
+
+    async def _bind(
+        self,
+        binding: JobBinding,
+        budget: JobBudget | None,
+        socket_path: Path | None,
+        container_socket_path: str | None,
+        model: str | None,
+        log_path: Path | None,
+    ) -> Endpoint:
+        if (binding.job_id, binding.role) in self._by_key:
+            raise DgmError(
+                f"job {binding.job_id} ({binding.role}) is already bound",
+                "unbind its endpoint first",
+            )
+        if socket_path is None and self.port is None:
+            raise DgmError("this gateway serves no TCP port, so a job needs a socket_path")
+        model = model or (self.diagnose_model if binding.role == "diagnose" else self.model)
+        if log_path is None and self.log_dir is not None:
+            log_path = self.log_dir / binding.job_id / f"llm-{binding.role}.jsonl"
+        job = BoundJob(
+            binding=binding,
+            model=model,
+            backend=self._backend(model),
+            price=self.prices.require(model),
+            token=secrets.token_urlsafe(24),
+            log=ExchangeLog(log_path, self._secrets) if log_path else None,
+        )
+        if socket_path is not None:
+            await self._serve_socket(job, Path(socket_path))
+            url = f"unix://{container_socket_path or socket_path}"
+        else:
+            url = self.url
+        self.ledger.open_job(binding.job_id, budget or self.job_budget)
+        self._by_token[job.token] = job
+        self._by_key[job.key] = job
+        return Endpoint(
+            binding=binding,
+            model=model,
+            token=job.token,
+            env={"DGM_LLM_URL": url, "DGM_LLM_TOKEN": job.token, "DGM_LLM_MODEL": model},
+            socket_path=job.socket_path,
+            container_socket_path=container_socket_path if socket_path is not None else None,
+            log_path=log_path,
+        )
+
+    async def _serve_socket(self, job: BoundJob, path: Path) -> None:
+        if len(os.fsencode(path)) > 107:
+            raise DgmError(
+                f"socket path {path} is longer than the 107 bytes a unix socket allows",
+                "use a shorter folder, e.g. dgm.gateway.short_socket_path(job_id)",
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() or path.is_symlink():
+            if not stat.S_ISSOCK(path.lstat().st_mode):
+                raise DgmError(f"{path} exists and is not a socket", "choose another path")
+            path.unlink()
+        app = build_app(lambda request: job if job.active else None, self._call)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.UnixSite(runner, str(path)).start()
+        # The agent runs as a non-root uid in the container; the socket is its only door.
+        os.chmod(path, 0o666)
+        job.runner, job.socket_path = runner, path
+
+    def unbind(self, endpoint: Endpoint) -> None:
+        """Stop serving the job: its socket closes and its token stops working."""
+        job = self._by_token.get(endpoint.token)
+        if job is not None and self._loop is not None:
+            self._on_loop(self._unbind(job))
+
+    async def _unbind(self, job: BoundJob) -> None:
+        job.active = False
+        self._by_token.pop(job.token, None)
+        self._by_key.pop(job.key, None)
+        if job.runner is not None:
+            await job.runner.cleanup()
+        if job.socket_path is not None:
+            job.socket_path.unlink(missing_ok=True)
+
+    def _job_for_token(self, request: web.Request) -> BoundJob | None:
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        return self._by_token.get(token.strip()) if scheme.lower() == "bearer" else None
+
+    # -- calls -------------------------------------------------------------------------
+    def complete(self, who: JobBinding | Endpoint, request: dict[str, Any]) -> dict[str, Any]:
+        """An in-process call (e.g. the diagnosis step), accounted and budgeted like an
+        agent's. A bare binding is bound for the call and unbound after. Raises
+        `LLMCallError` (`BudgetRefused` for a budget) on failure."""
+        if isinstance(who, Endpoint):
+            job = self._by_token.get(who.token)
+            if job is None:
+                raise DgmError(f"job {who.binding.job_id} is not bound", "bind_job it first")
+            return self._on_loop(self._call(job, request))
+        bound = self._by_key.get((who.job_id, who.role))
+        if bound is not None:
+            return self._on_loop(self._call(bound, request))
+        endpoint = self.bind_job(who)
+        try:
+            return self.complete(endpoint, request)
+        finally:
+            self.unbind(endpoint)
+
+    async def _call(self, job: BoundJob, raw: Any) -> dict[str, Any]:
+        started, ts = time.monotonic(), time.time()
+        reservation: Reservation | None = None
+        usage, cost, attempts, answer, error = None, 0.0, 0, None, None
+        call_index = job.calls
+        try:
+            if not job.active:
+                raise LLMCallError(
+                    f"job {job.binding.job_id} has ended",
+                    status=401,
+                    type="authentication_error",
+                    code="invalid_token",
+                )
+            request = validate_request(raw)
+            max_out = output_cap(request, self.default_max_tokens)
+            input_estimate = estimate_input_tokens(raw)
+            max_cost = cost_usd(job.price, Usage(input_estimate, max_out))
+            reservation = await self.ledger.reserve(job.binding.job_id, max_cost, input_estimate)
+            job.calls += 1
+            ctx = CallContext(job.binding, job.model, call_index, max_out)
+            result, attempts = await call_with_retries(
+                lambda: job.backend.complete(raw, ctx), self.retry, provider_of(job.model)[0]
+            )
+            usage = result.usage
+            price = self.prices.lookup(result.priced_as or "") or job.price
+            cost = cost_usd(price, usage)
+            answer = completion(job.model, result.message, result.finish_reason, usage)
+            return answer
+        except LLMCallError as exc:
+            exc.message = self._redact(exc.message)
+            error = exc
+            raise
+        except asyncio.CancelledError:
+            error = LLMCallError("the call was cancelled", status=499, type="cancelled")
+            raise
+        except Exception as exc:  # a bug in a backend or script: this call fails, not others
+            log.exception("LLM call for job %s failed", job.binding.job_id)
+            error = LLMCallError(
+                self._redact(f"gateway internal error: {exc!r}"), status=500, type="server_error"
+            )
+            raise error from exc
+        finally:
+            latency = time.monotonic() - started
+            if reservation is not None:
+                record = self._record(job, usage, cost, latency, error, ts)
+                self.ledger.settle(reservation, record)
+                if self.on_usage is not None:
+                    self._sink.submit(self._deliver, record)
+            if job.log is not None:
+                job.log.append(
+                    ts=ts,
+                    call=call_index,
+                    binding=job.binding,
+                    model=job.model,
+                    latency_s=latency,
+                    attempts=attempts,
+                    usage=usage,
+                    cost_usd=cost,
+                    error=None
+                    if error is None
+                    else error.body()["error"] | {"status": error.status},
+                    request=raw,
+                    response=answer,
+                )
+
+    def _record(
+        self,
+        job: BoundJob,
+        usage: Usage | None,
+        cost: float,
+        latency: float,
+        error: LLMCallError | None,
+        ts: float,
+    ) -> UsageRecord:
+        usage = usage or Usage()
+        b = job.binding
+        return UsageRecord(
+            run=b.run or self.run,
+            job_id=b.job_id,
+            node_id=b.node_id,
+            task_id=b.task_id,
+            role=b.role,
+            model=job.model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_tokens=usage.cached_tokens,
+            cost_usd=cost,
+            latency_s=latency,
+            ts=ts,
+            error=None if error is None else f"{error.status} {error.type}: {error.message}"[:500],
+        )
+
+    def _deliver(self, record: UsageRecord) -> None:
+        try:
+            self.on_usage(record)  # type: ignore[misc]
+        except Exception:
+            log.exception("the usage sink failed to record a call of job %s", record.job_id)
+
+    # -- helpers -----------------------------------------------------------------------
+    def totals(self) -> UsageTotals:
+        return self.ledger.snapshot()
+
+    def _backend(self, model: str) -> Backend:
+        if model not in self._backends:
+            self._backends[model] = make_backend(model, self.retry.timeout_s)
+        return self._backends[model]
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret:
+                text = text.replace(secret, "[redacted]")
+        return text
+
+    def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._loop is None:
+            coro.close()
+            raise DgmError("the gateway is not running", "call Gateway.start() first")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()

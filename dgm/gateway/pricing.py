@@ -1,0 +1,56 @@
+"""Dollars per call: the shipped price table (`prices.toml`) plus run.toml overrides."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+
+from dgm.config import Price
+from dgm.errors import ConfigError
+from dgm.gateway.types import Usage
+
+
+@cache
+def shipped_prices() -> dict[str, Price]:
+    text = resources.files("dgm.gateway").joinpath("prices.toml").read_text()
+    return {model: Price(**entry) for model, entry in tomllib.loads(text).items()}
+
+
+def cost_usd(price: Price, usage: Usage) -> float:
+    cached_rate = price.input if price.cached_input is None else price.cached_input
+    uncached = max(usage.input_tokens - usage.cached_tokens, 0)
+    return (
+        uncached * price.input
+        + usage.cached_tokens * cached_rate
+        + usage.output_tokens * price.output
+    ) / 1_000_000
+
+
+class PriceBook:
+    """Finds the price of a model string: overrides first, then the shipped table."""
+
+    def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
+        self._table = {**shipped_prices(), **(overrides or {})}
+
+    def lookup(self, model: str) -> Price | None:
+        """Exact key, else the key without an `@base_url`, else the longest prefix key."""
+        candidates = [model]
+        if "@" in model:
+            candidates.append(model.split("@", 1)[0])
+        for name in candidates:
+            if name in self._table:
+                return self._table[name]
+        prefixes = [key for key in self._table if any(c.startswith(key) for c in candidates)]
+        return self._table[max(prefixes, key=len)] if prefixes else None
+
+    def require(self, model: str) -> Price:
+        price = self.lookup(model)
+        if price is None:
+            raise ConfigError(
+                f"no price known for model {model!r}, so its spending cannot be counted",
+                f'add it to run.toml: [llm.prices."{model}"] input = <$/Mtok> output = <$/Mtok>'
+                " (0 and 0 for a free local server)",
+            )
+        return price

@@ -1,0 +1,107 @@
+"""The HTTP face of the gateway (aiohttp): OpenAI Chat Completions over unix sockets and TCP.
+
+One aiohttp application per listener: the TCP one finds the job by bearer token; each
+job's unix socket has its own application that knows its job, so a call on a job's
+socket is that job's whatever the caller claims.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from dgm.gateway.protocol import stream_chunks
+from dgm.gateway.types import LLMCallError
+
+if TYPE_CHECKING:
+    from dgm.gateway.gateway import BoundJob
+
+log = logging.getLogger(__name__)
+
+MAX_REQUEST_BYTES = 64 * 1024 * 1024  # long agent histories are big; aiohttp's default is 1 MB
+
+JobResolver = Callable[[web.Request], "BoundJob | None"]
+CallHandler = Callable[["BoundJob", Any], Awaitable[dict[str, Any]]]
+
+_RESOLVE = web.AppKey("resolve_job", JobResolver)
+_CALL = web.AppKey("call", CallHandler)
+
+
+def build_app(resolve_job: JobResolver, call: CallHandler) -> web.Application:
+    app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[_errors_as_json])
+    app[_RESOLVE] = resolve_job
+    app[_CALL] = call
+    for prefix in ("/v1", ""):  # DGM_LLM_URL may or may not end in /v1
+        app.router.add_post(f"{prefix}/chat/completions", _chat_completions)
+        app.router.add_get(f"{prefix}/models", _models)
+    app.router.add_get("/health", _health)
+    return app
+
+
+def error_response(error: LLMCallError) -> web.Response:
+    return web.json_response(error.body(), status=error.status)
+
+
+@web.middleware
+async def _errors_as_json(request: web.Request, handler: Any) -> web.StreamResponse:
+    """Every failure an OpenAI client can parse; nothing here stops the server."""
+    try:
+        return await handler(request)
+    except LLMCallError as exc:
+        return error_response(exc)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        kind = "not_found_error" if exc.status == 404 else "invalid_request_error"
+        return error_response(LLMCallError(exc.reason, status=exc.status, type=kind))
+    except Exception as exc:
+        log.exception("gateway handler failed")
+        return error_response(
+            LLMCallError(f"gateway internal error: {exc!r}", status=500, type="server_error")
+        )
+
+
+def _job(request: web.Request) -> BoundJob:
+    job = request.app[_RESOLVE](request)
+    if job is None:
+        raise LLMCallError(
+            "no job is bound to this token (missing `Authorization: Bearer <DGM_LLM_TOKEN>`,"
+            " or the job has ended)",
+            status=401,
+            type="authentication_error",
+            code="invalid_token",
+        )
+    return job
+
+
+async def _chat_completions(request: web.Request) -> web.StreamResponse:
+    job = _job(request)
+    try:
+        raw = json.loads(await request.read())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LLMCallError(f"request body is not valid JSON: {exc}") from None
+    answer = await request.app[_CALL](job, raw)
+    if not (isinstance(raw, dict) and raw.get("stream")):
+        return web.json_response(answer)
+    include_usage = bool((raw.get("stream_options") or {}).get("include_usage"))
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for chunk in stream_chunks(answer, include_usage):
+        await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+async def _models(request: web.Request) -> web.Response:
+    job = _job(request)
+    entry = {"id": job.model, "object": "model", "created": 0, "owned_by": "dgm-gateway"}
+    return web.json_response({"object": "list", "data": [entry]})
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})

@@ -1,0 +1,89 @@
+"""Ownership labels on containers, and removal of the ones whose owner died.
+
+Every container carries the owning process id, that process's start time and the
+host's boot id. A container is an orphan when that exact process no longer runs
+(pid gone, pid reused by another process, or the host rebooted). Containers of a
+live process, and containers made on another host, are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+LABEL_SANDBOX = "dgm.sandbox"
+LABEL_RUN = "dgm.run"
+LABEL_JOB = "dgm.job"
+LABEL_PID = "dgm.pid"
+LABEL_PID_START = "dgm.pid_start"
+LABEL_BOOT = "dgm.boot"
+LABEL_HOST = "dgm.host"
+
+
+@cache
+def boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot, or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22; the command name (field 2) may contain spaces, so split after its ')'.
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def owner_labels() -> dict[str, str]:
+    """Labels that tie a container to this process."""
+    pid = os.getpid()
+    return {
+        LABEL_SANDBOX: "1",
+        LABEL_PID: str(pid),
+        LABEL_PID_START: process_start(pid) or "",
+        LABEL_BOOT: boot_id(),
+        LABEL_HOST: socket.gethostname(),
+    }
+
+
+def is_orphan(labels: dict[str, str]) -> bool:
+    if labels.get(LABEL_HOST) != socket.gethostname():
+        return False  # another host's container: we cannot tell whether its owner lives
+    if labels.get(LABEL_BOOT) != boot_id():
+        return True
+    try:
+        pid = int(labels.get(LABEL_PID, ""))
+    except ValueError:
+        return True
+    return process_start(pid) != labels.get(LABEL_PID_START)
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    removed: list[str]
+    kept: list[str]
+
+
+def sweep(client: object | None = None, everything: bool = False) -> SweepResult:
+    """Remove dgm containers whose owning process is gone (all of them if `everything`)."""
+    import docker
+
+    client = client or docker.from_env()
+    removed, kept = [], []
+    for container in client.containers.list(all=True, filters={"label": LABEL_SANDBOX}):  # type: ignore[attr-defined]
+        if everything or is_orphan(container.labels):
+            try:
+                container.remove(force=True)
+            except docker.errors.NotFound:
+                pass
+            removed.append(container.name)
+        else:
+            kept.append(container.name)
+    return SweepResult(removed, kept)

@@ -1,0 +1,151 @@
+"""A synthetic self-improvement landscape: hidden abilities, mutation, metaproductivity.
+
+Each agent has a hidden ability `theta` (logit scale) and a hidden metaproductivity `m`.
+Task t has a difficulty d_t; the agent solves it with probability sigmoid(theta - d_t), and
+its true solve rate is the mean of that over all tasks (stage 1 and stage 2).
+
+A child of parent (theta, m):
+- fails outright (no valid child) with probability `failure_rate`;
+- otherwise improves with probability min(0.95, p_improve * m), by an exponential jump of
+  mean `improve_scale`; else stays equal with probability `p_same`; else declines by
+  |Normal(0, decline_sd)|. So most children are worse or equal, with a heavy tail of
+  improvements whose odds grow with the parent's metaproductivity. (Scaling the jump size
+  with m too made positive coupling run away: bigger jumps, bigger m, bigger jumps.)
+- inherits log m' = (1 - reversion) log m + metaprod_sd * Normal(0, 1) + coupling * dtheta,
+  clipped to [-4, 4] so m stays within a factor of about 55 of 1.
+  `coupling` ties a child's change in score to its change in metaproductivity: > 0, the
+  moves that raise the score also make better parents (aligned); 0, the two are
+  independent (the score says nothing about the descendants); < 0, score gains cost
+  metaproductivity (deceptive).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from dgm.strategies.state import ROOT, TaskPlan
+
+LOG_METAPROD_BOUND = 4.0
+
+
+class LandscapeParams(BaseModel):
+    """Every knob of a landscape; presets are named instances, a TOML file makes more."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = "custom landscape"
+    stage1_tasks: int = Field(default=10, gt=0)
+    stage2_tasks: int = Field(default=40, ge=0)
+    stage2_threshold: float = Field(default=0.4, ge=0, le=1)
+    difficulty_sd: float = Field(default=1.5, ge=0)
+    """Spread of task difficulties (logit scale)."""
+    seed_rate: float = Field(default=0.3, gt=0, lt=1)
+    """True solve rate of the seed agent."""
+    p_improve: float = Field(default=0.2, ge=0, le=1)
+    improve_scale: float = Field(default=0.5, gt=0)
+    p_same: float = Field(default=0.2, ge=0, le=1)
+    decline_sd: float = Field(default=0.4, ge=0)
+    metaprod_sd: float = Field(default=0.5, ge=0)
+    metaprod_reversion: float = Field(default=0.1, ge=0, le=1)
+    coupling: float = 0.0
+    failure_rate: float = Field(default=0.15, ge=0, lt=1)
+    """Fraction of expansions that yield no valid child."""
+    expansion_cost: float = Field(default=1.0, ge=0)
+    """What an expansion costs, in evaluation-equivalents, against the budget."""
+    eval_hours: float = Field(default=0.25, gt=0)
+    expand_hours: float = Field(default=1.0, gt=0)
+    duration_sd: float = Field(default=0.5, ge=0)
+    """Log-normal spread of job durations around their means."""
+    target: float = Field(default=0.5, gt=0, lt=1)
+    """Default true solve rate a strategy must ship to count as reaching the target."""
+
+
+def _sigmoid(x: np.ndarray | float) -> np.ndarray | float:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class World:
+    """One draw of a landscape: the tasks, the seed, and every agent made so far.
+
+    Three independent RNG streams (tasks and seed, mutations, evaluation outcomes) come from
+    `seed`, so two strategies run on the same seed face the same tasks and seed agent.
+    """
+
+    def __init__(self, params: LandscapeParams, seed: int) -> None:
+        self.params = params
+        world_ss, mutation_ss, eval_ss = np.random.SeedSequence(seed).spawn(3)
+        world_rng = np.random.default_rng(world_ss)
+        self._mutation_rng = np.random.default_rng(mutation_ss)
+        self._eval_rng = np.random.default_rng(eval_ss)
+        n_tasks = params.stage1_tasks + params.stage2_tasks
+        self.task_ids = [f"t{i:03d}" for i in range(n_tasks)]
+        self.difficulty = dict(
+            zip(self.task_ids, world_rng.normal(0.0, params.difficulty_sd, n_tasks), strict=True)
+        )
+        self._d = np.array([self.difficulty[t] for t in self.task_ids])
+        self.theta: dict[str, float] = {ROOT: self._theta_for_rate(params.seed_rate)}
+        self.log_metaprod: dict[str, float] = {ROOT: 0.0}
+        self.parent: dict[str, str | None] = {ROOT: None}
+        self._true_rate: dict[str, float] = {}
+
+    def plan(self) -> TaskPlan:
+        s1 = self.params.stage1_tasks
+        return TaskPlan(
+            tuple(self.task_ids[:s1]), tuple(self.task_ids[s1:]), self.params.stage2_threshold
+        )
+
+    # -- hidden truth ---------------------------------------------------------------------
+    def true_rate(self, node: str) -> float:
+        rate = self._true_rate.get(node)
+        if rate is None:
+            rate = float(np.mean(_sigmoid(self.theta[node] - self._d)))
+            self._true_rate[node] = rate
+        return rate
+
+    def solve_probability(self, node: str, task: str) -> float:
+        return float(_sigmoid(self.theta[node] - self.difficulty[task]))
+
+    def metaproductivity(self, node: str) -> float:
+        return math.exp(self.log_metaprod[node])
+
+    # -- jobs -----------------------------------------------------------------------------
+    def expand(self, parent: str) -> str | None:
+        """Make a child of `parent`; its id, or None when the expansion fails."""
+        p, rng = self.params, self._mutation_rng
+        if rng.random() < p.failure_rate:
+            return None
+        m = self.metaproductivity(parent)
+        if rng.random() < min(0.95, p.p_improve * m):
+            delta = float(rng.exponential(p.improve_scale))
+        elif rng.random() < p.p_same:
+            delta = 0.0
+        else:
+            delta = -abs(float(rng.normal(0.0, p.decline_sd)))
+        child = str(len(self.theta))
+        self.theta[child] = self.theta[parent] + delta
+        log_m = (
+            (1.0 - p.metaprod_reversion) * self.log_metaprod[parent]
+            + p.metaprod_sd * float(rng.normal())
+            + p.coupling * delta
+        )
+        self.log_metaprod[child] = min(LOG_METAPROD_BOUND, max(-LOG_METAPROD_BOUND, log_m))
+        self.parent[child] = parent
+        return child
+
+    def evaluate(self, node: str, task: str) -> bool:
+        return bool(self._eval_rng.random() < self.solve_probability(node, task))
+
+    # -- helpers --------------------------------------------------------------------------
+    def _theta_for_rate(self, rate: float) -> float:
+        """The ability whose mean solve rate over these tasks is `rate` (bisection)."""
+        lo, hi = -20.0, 20.0
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            if np.mean(_sigmoid(mid - self._d)) < rate:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2

@@ -1,0 +1,87 @@
+"""Named landscapes, and loading a custom one from a TOML file.
+
+The presets share every parameter but two: how much metaproductivity varies between
+lineages (`metaprod_sd`) and how a child's change in score is coupled to its change in
+metaproductivity (`coupling`). They were fixed from that design, before any strategy was
+run on them, and have not been changed to favour one (see README.md).
+
+Shared values, and why: 10 stage-1 and 40 stage-2 tasks with a 0.4 threshold (DGM's
+small and medium subsets and its threshold); a seed that solves 30% (DGM's and HGM's seed
+agents start in the 20-40% range); 15% of expansions yield no valid child; an expansion
+costs one evaluation-equivalent; an expansion takes about an hour and an evaluation a
+quarter of an hour.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from dgm.config import describe_validation_error
+from dgm.errors import ConfigError
+from dgm.simulate.landscape import LandscapeParams
+
+PRESETS: dict[str, LandscapeParams] = {
+    "aligned": LandscapeParams(
+        description="score gains also make better parents: a node's score is a fair guide",
+        metaprod_sd=0.3,
+        coupling=1.0,
+    ),
+    "mismatch": LandscapeParams(
+        description="metaproductivity varies by lineage, independent of score",
+        metaprod_sd=0.6,
+        coupling=0.0,
+    ),
+    "deceptive": LandscapeParams(
+        description="score gains cost metaproductivity: high scorers make poor parents",
+        metaprod_sd=0.6,
+        coupling=-1.0,
+    ),
+    "flat": LandscapeParams(
+        description="every node has the same metaproductivity: only scores matter",
+        metaprod_sd=0.0,
+        coupling=0.0,
+    ),
+}
+
+
+def preset(name: str) -> LandscapeParams:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown landscape {name!r}",
+            f"use one of {', '.join(PRESETS)}, or --config FILE for a custom one",
+        ) from None
+
+
+def load_config_file(path: str | Path) -> tuple[LandscapeParams | None, dict]:
+    """Read a simulation config: an optional [landscape] table (with `base = "<preset>"`
+    to start from a preset) and an optional [strategy] table shaped like run.toml's.
+    Returns (landscape or None, strategy table)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {path} does not exist", "check the path")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    unknown = set(data) - {"landscape", "strategy"}
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown table(s) {', '.join(sorted(unknown))}",
+            "a simulation config has only [landscape] and [strategy]",
+        )
+    landscape = None
+    if "landscape" in data:
+        table = dict(data["landscape"])
+        base = table.pop("base", None)
+        start = preset(base).model_dump() if base else {}
+        try:
+            landscape = LandscapeParams.model_validate({**start, **table})
+        except ValidationError as exc:
+            message = describe_validation_error(exc, LandscapeParams, f"{path} [landscape]")
+            raise ConfigError(message) from None
+    return landscape, data.get("strategy", {})

@@ -1,0 +1,57 @@
+"""Fixtures for gateway tests: a started gateway, its usage records, fake upstreams."""
+
+from __future__ import annotations
+
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dgm.gateway import Gateway, UsageRecord
+
+from .fake_upstream import FakeUpstream
+from .helpers import FAST_RETRY
+
+
+@pytest.fixture
+def records() -> list[UsageRecord]:
+    return []
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A short, world-traversable folder for sockets (tmp_path can pass 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="dgmgw-"))
+    path.chmod(path.stat().st_mode | stat.S_IXOTH | stat.S_IROTH)
+    yield path
+    for child in path.iterdir():
+        child.unlink()
+    path.rmdir()
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeUpstream]:
+    fake = FakeUpstream().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def make_gateway(tmp_path: Path, records: list[UsageRecord]) -> Iterator:
+    """`make_gateway(model, **kwargs)`: a started gateway logging under tmp_path/logs."""
+    started: list[Gateway] = []
+
+    def make(model: str, **kwargs) -> Gateway:
+        kwargs.setdefault("run", "run-1")
+        kwargs.setdefault("log_dir", tmp_path / "logs")
+        kwargs.setdefault("on_usage", records.append)
+        kwargs.setdefault("retry", FAST_RETRY)
+        gw = Gateway(model, **kwargs).start()
+        started.append(gw)
+        return gw
+
+    yield make
+    for gw in started:
+        gw.stop()

@@ -1,0 +1,67 @@
+"""Copy-out extraction: nothing an archive says can write outside the target folder."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from dgm.errors import SandboxError
+from dgm.sandbox import tarsafe
+
+
+def _tar(*members: tuple[str, str, bytes | str]) -> io.BytesIO:
+    """members: (kind, name, data-or-link-target)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for kind, name, payload in members:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                data = payload if isinstance(payload, bytes) else payload.encode()
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            else:
+                info.type = tarfile.SYMTYPE if kind == "symlink" else tarfile.LNKTYPE
+                info.linkname = str(payload)
+                tar.addfile(info)
+    buf.seek(0)
+    return buf
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        [("file", "../escape.txt", "x")],
+        [("file", "/tmp/dgm-abs-escape.txt", "x")],
+        [("symlink", "out", "/etc")],
+        [("symlink", "up", "../.."), ("file", "up/escape.txt", "x")],
+        [("symlink", "d", "."), ("file", "d/../../escape.txt", "x")],
+        [("hardlink", "h", "/etc/passwd")],
+    ],
+    ids=["dotdot", "absolute", "abs-symlink", "symlink-then-write", "nested-dotdot", "hardlink"],
+)
+def test_escaping_entries_are_refused(tmp_path: Path, members) -> None:
+    target = tmp_path / "target"
+    with pytest.raises(SandboxError, match="unsafe entry"):
+        tarsafe.safe_extract(_tar(*members), target)
+    outside = {p for p in tmp_path.rglob("*") if not p.is_relative_to(target)}
+    assert outside == set()
+    assert not Path("/tmp/dgm-abs-escape.txt").exists()
+
+
+def test_safe_archives_extract_with_links_inside(tmp_path: Path) -> None:
+    names = tarsafe.safe_extract(
+        _tar(("file", "a/b.txt", "hello"), ("symlink", "a/c", "b.txt")), tmp_path
+    )
+    assert names == ["a/b.txt", "a/c"]
+    assert (tmp_path / "a" / "c").read_text() == "hello"
+
+
+def test_size_cap_stops_a_tar_bomb(tmp_path: Path) -> None:
+    big = _tar(("file", "big.bin", b"0" * 5000))
+    with pytest.raises(SandboxError, match="size cap"):
+        tarsafe.safe_extract(big, tmp_path, max_bytes=1000)
+    with pytest.raises(SandboxError, match="size cap"):
+        tarsafe.spool([b"0" * 600, b"0" * 600], max_bytes=1000)
