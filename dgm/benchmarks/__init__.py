@@ -1,0 +1,28 @@
+"""Benchmarks: Polyglot and SWE-bench-format tasks with hidden tests. See README.md."""
+
+from __future__ import annotations
+
+from dgm.benchmarks.task import Benchmark, Task, Verdict
+from dgm.errors import DgmError
+
+__all__ = ["Benchmark", "Task", "Verdict", "load_benchmark"]
+
+
+def load_benchmark(
+    spec: str, data: str | None = None, test_timeout_s: int = 300
+) -> Benchmark:
+    """`polyglot` (checkout from `data`, $DGM_POLYGLOT_DIR, or `dgm bench fetch`), or
+    `swebench[:FILE]` (a local JSON/JSONL file, `data`, or a Hugging Face dataset name)."""
+    name, _, arg = spec.partition(":")
+    if name == "polyglot":
+        from dgm.benchmarks.polyglot import PolyglotBenchmark
+
+        return PolyglotBenchmark(data or arg or None, test_timeout_s)
+    if name == "swebench":
+        from dgm.benchmarks.swebench import SweBenchmark
+
+        return SweBenchmark(arg or data or None, test_timeout_s)
+    raise DgmError(
+        f"unknown benchmark {spec!r}",
+        "use polyglot, swebench:FILE.json(l), or swebench (the suite in eval/swe-dgm-suite)",
+    )

@@ -22,6 +22,7 @@ from dgm.sandbox.spec import ExecResult
 
 PREP_SCRIPT = Path(__file__).with_name("judge_prep.py")
 PATCH_FAILED = 91
+_TESTS_TOOK = re.compile(r"^>>>>> dgm judge: tests took ([0-9.]+) s$", re.MULTILINE)
 _PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)")
 
 
@@ -77,6 +78,7 @@ def verdict_from(result: ExecResult, task: Task) -> Verdict:
     elif result.exit_code == PATCH_FAILED and "the patch does not apply" in result.output:
         error = "the patch does not apply to the workspace"
     resolved = result.exit_code == 0 and error is None
+    took = _TESTS_TOOK.findall(result.output)
     return Verdict(
         resolved=resolved,
         tests=tests,
@@ -84,6 +86,7 @@ def verdict_from(result: ExecResult, task: Task) -> Verdict:
         timed_out=result.timed_out,
         error=error,
         seconds=result.duration_s,
+        test_seconds=float(took[-1]) if took else result.duration_s,
     )
 
 

@@ -6,7 +6,7 @@
 2. Files the agent added that look like tests or test-runner configuration are deleted.
 3. Every pristine non-solution file (tests, test data, build files) is restored over
    whatever the agent left there, symlinks and all, so edits to them cannot count.
-4. The test command replaces this process: its exit status is the container's.
+4. The test command runs; its exit status becomes the container's.
 """
 
 import fnmatch
@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 STAGE, WORK = "/stage", "/work"
 PATCH_FAILED = 91
@@ -69,8 +70,10 @@ def main():
             remove(os.path.join(WORK, rel))
             shutil.copy2(os.path.join(top, name), os.path.join(WORK, rel))
     print(">>>>> dgm judge: running the tests", flush=True)
-    os.chdir(WORK)
-    os.execv("/bin/sh", ["/bin/sh", "-c", plan["command"]])
+    started = time.monotonic()
+    code = subprocess.run(["/bin/sh", "-c", plan["command"]], cwd=WORK).returncode
+    print(f"\n>>>>> dgm judge: tests took {time.monotonic() - started:.3f} s", flush=True)
+    sys.exit(code if code >= 0 else 128 - code)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,9 @@ class Verdict:
     error: str | None = None
     """Why the tests could not give a verdict: timeout, patch does not apply, ..."""
     seconds: float = 0.0
+    """Wall time of the judge container, start to finish."""
+    test_seconds: float = 0.0
+    """The test command's own time (as the judge measured it)."""
     details: dict[str, Any] = field(default_factory=dict)
 
     @property

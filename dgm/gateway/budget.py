@@ -59,12 +59,13 @@ class Ledger:
             else:  # a job bound again (a retry of the same job) keeps what it spent
                 account.budget = budget
 
-    async def reserve(self, job_id: str, max_cost_usd: float, input_estimate: int) -> Reservation:
-        """Admit one call or raise `BudgetRefused`; may wait for calls in flight."""
+    async def reserve(self, job_id: str, max_cost_usd: float, max_tokens: int) -> Reservation:
+        """Admit one call whose worst case is `max_cost_usd` and `max_tokens` (input
+        estimate + output cap), or raise `BudgetRefused`; may wait for calls in flight."""
         while True:
             with self._lock:
                 account = self._jobs[job_id]
-                self._refuse_if_over(account, max_cost_usd, input_estimate)
+                self._refuse_if_over(account, max_cost_usd, max_tokens)
                 if self._fits_with_reservations(account, max_cost_usd):
                     account.started += 1
                     account.reserved_usd += max_cost_usd
@@ -107,18 +108,18 @@ class Ledger:
             return copy.deepcopy(self._jobs[job_id].tally)
 
     # -- the rules ---------------------------------------------------------------------
-    def _refuse_if_over(self, account: JobAccount, max_cost: float, input_estimate: int) -> None:
+    def _refuse_if_over(self, account: JobAccount, max_cost: float, max_tokens: int) -> None:
         budget, tally = account.budget, account.tally
         problem = hint = None
         if budget.max_calls is not None and account.started >= budget.max_calls:
             problem = f"job {account.job_id} has made its {budget.max_calls} allowed calls"
             hint = "raise llm.job_budget.max_calls"
-        elif budget.max_tokens is not None and tally.tokens + input_estimate > budget.max_tokens:
+        elif budget.max_tokens is not None and tally.tokens + max_tokens > budget.max_tokens:
             problem = (
                 f"job {account.job_id} has used {tally.tokens} of its {budget.max_tokens} tokens;"
-                f" this request alone is about {input_estimate} more"
+                f" this call could use up to {max_tokens} more"
             )
-            hint = "raise llm.job_budget.max_tokens or send a shorter request"
+            hint = "raise llm.job_budget.max_tokens or lower max_tokens"
         elif budget.max_usd is not None and tally.cost_usd + max_cost > budget.max_usd:
             problem = (
                 f"job {account.job_id} has spent ${tally.cost_usd:.4f} of its "

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CONTAINER_SOCKET = "/run/dgm/llm.sock"
+SHUTDOWN_GRACE_S = 2.0  # calls still in flight when a job ends or the gateway stops
 UsageSink = Callable[[UsageRecord], None]
 
 
@@ -164,7 +165,7 @@ class Gateway:
         if self.port is None:
             return
         app = build_app(lambda request: self._job_for_token(request), self._call)
-        self._tcp_runner = web.AppRunner(app, access_log=None)
+        self._tcp_runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await self._tcp_runner.setup()
         site = web.TCPSite(self._tcp_runner, self.host, self.port)
         try:
@@ -196,6 +197,11 @@ class Gateway:
             await self._tcp_runner.cleanup()
         for backend in self._backends.values():
             await backend.close()
+        # Calls still running past the grace period end now, and are settled as cancelled.
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def __enter__(self) -> Gateway:
         return self.start()
@@ -286,7 +292,7 @@ class Gateway:
                 raise DgmError(f"{path} exists and is not a socket", "choose another path")
             path.unlink()
         app = build_app(lambda request: job if job.active else None, self._call)
-        runner = web.AppRunner(app, access_log=None)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await runner.setup()
         await web.UnixSite(runner, str(path)).start()
         # The agent runs as a non-root uid in the container; the socket is its only door.
@@ -348,7 +354,9 @@ class Gateway:
             max_out = output_cap(request, self.default_max_tokens)
             input_estimate = estimate_input_tokens(raw)
             max_cost = cost_usd(job.price, Usage(input_estimate, max_out))
-            reservation = await self.ledger.reserve(job.binding.job_id, max_cost, input_estimate)
+            reservation = await self.ledger.reserve(
+                job.binding.job_id, max_cost, input_estimate + max_out
+            )
             job.calls += 1
             ctx = CallContext(job.binding, job.model, call_index, max_out)
             result, attempts = await call_with_retries(

@@ -111,8 +111,8 @@ def _cut(text: str, width: int) -> str:
     short = "\n".join(lines[:12])
     if len(short) > width:
         short = short[:width]
-    left = len(text) - len(short)
-    return short + (f" [... {left} more chars]" if left > 0 else "")
+    rest = text[len(short) :].strip()
+    return short + (f" [... {len(rest)} more chars]" if rest else "")
 
 
 def _indent(text: str, prefix: str = "  ") -> str:

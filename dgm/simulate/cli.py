@@ -56,7 +56,7 @@ def simulate(
     ] = None,
     config: Annotated[
         Path | None,
-        typer.Option(help="TOML with [landscape] (base = preset) and/or [strategy] settings."),
+        typer.Option(help="TOML: a landscape table (base = a preset), strategy settings."),
     ] = None,
     csv: Annotated[Path | None, typer.Option(help="Write one row per (strategy, seed).")] = None,
     plot: Annotated[Path | None, typer.Option(help="Plot true rate against evaluations.")] = None,

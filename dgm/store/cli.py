@@ -96,10 +96,19 @@ def show(
     run_dir: RunDir,
     node: Annotated[str, typer.Argument(help="Node id.")],
     no_diff: Annotated[bool, typer.Option("--no-diff", help="Leave out the diff.")] = False,
+    trajectory: Annotated[
+        str | None,
+        typer.Option("--trajectory", help="Show the agent's trajectory on this task instead."),
+    ] = None,
 ) -> None:
     """A node's metadata, origin, diff against its parent and evaluations."""
     with Run.open(run_dir) as run:
         n = run.node(node)
+        if trajectory is not None:
+            from dgm.report.trajectory import print_trajectory
+
+            print_trajectory(run, n.id, trajectory, typer.secho)
+            return
         score = run.score(n.id)
         usage = run.usage_by("node_id").get(n.id, {})
         typer.echo(f"node      {n.id}")

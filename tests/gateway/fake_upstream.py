@@ -43,16 +43,23 @@ class FakeUpstream:
         app = web.Application()
         app.router.add_post("/v1/messages", self._handle)
         app.router.add_post("/v1/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result()
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+
+    async def _stop(self) -> None:
+        await self._runner.cleanup()
+        hanging = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in hanging:
+            task.cancel()
+        await asyncio.gather(*hanging, return_exceptions=True)
 
     async def _handle(self, request: web.Request) -> web.Response:
         api = "anthropic" if request.path == "/v1/messages" else "openai"

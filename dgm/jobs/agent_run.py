@@ -1,0 +1,215 @@
+"""Run any agent codebase's manifest command (`solve`) in a sandbox; the harness takes the diff.
+
+The container gets: the agent's code read-only at /agent, the task file at /task (read
+only), a writable git workspace at /work, a writable /out, and, when the job is bound
+to the gateway, the job's LLM socket at /run/dgm/llm.sock. Nothing else of the host.
+The workspace comes from a host folder (staged read-only at /stage/work) or from a
+repository inside the image (SWE-bench's /testbed); either way it is copied into the
+container's own tmpfs, so the agent never writes a host file.
+
+After the command ends (or is killed at its timeout) the harness, not the agent,
+computes `git diff --binary <base>` of /work: the patch is the agent's only output
+that counts. The eval job and the meta loop's expand job both use `run_agent`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dgm.errors import DgmError, NotFoundError
+from dgm.gateway.types import Endpoint
+from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox
+
+PLACEHOLDERS = {
+    "agent_dir": "/agent",
+    "workdir": "/work",
+    "task_file": "/task/task.json",
+    "output_dir": "/out",
+}
+SETUP_FAILED = ">>>>> dgm: the workspace could not be set up"
+MAX_PATCH_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    commands: dict[str, str]
+
+    def command(self, which: str) -> str:
+        """The command `which` with the in-sandbox paths filled in."""
+        if which not in self.commands:
+            raise DgmError(
+                f"agent {self.name!r} has no `{which}` command in agent.toml",
+                f"add `{which} = \"...\"` under [commands]",
+            )
+        try:
+            return self.commands[which].format(**PLACEHOLDERS)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise DgmError(
+                f"agent.toml `{which}` command uses an unknown placeholder {exc}",
+                f"placeholders are: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}",
+            ) from None
+
+
+def load_manifest(agent_dir: Path) -> Manifest:
+    path = Path(agent_dir) / "agent.toml"
+    if not path.is_file():
+        raise NotFoundError(
+            f"{agent_dir} has no agent.toml manifest",
+            "an agent codebase needs agent.toml naming its `solve` command (see dgm/README.md)",
+        )
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise DgmError(f"{path} is not valid TOML: {exc}", "fix the manifest") from None
+    commands = data.get("commands")
+    if not isinstance(commands, dict) or not all(isinstance(v, str) for v in commands.values()):
+        raise DgmError(f"{path} has no [commands] table of strings", "add [commands] solve = ...")
+    name = str(data.get("agent", {}).get("name", Path(agent_dir).name))
+    return Manifest(name, commands)
+
+
+@dataclass(frozen=True)
+class AgentRunRequest:
+    agent_dir: Path
+    image: str
+    task_file: dict[str, Any]
+    """Written to /task/task.json."""
+    base_commit: str
+    """The workspace commit the patch is taken against."""
+    timeout_s: float
+    limits: Limits = field(default_factory=Limits)
+    workspace: Path | None = None
+    """A host git repository to copy into /work ..."""
+    workspace_in_image: str | None = None
+    """... or a repository inside the image to copy into /work."""
+    command: str = "solve"
+    task_extras: dict[str, str] = field(default_factory=dict)
+    """More files for /task (the oracle's reference patch: only ever for the oracle)."""
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentRunResult:
+    patch: str
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    output: str
+    """The agent command's stdout and stderr (capped)."""
+    trajectory: Path | None
+    error: str | None = None
+    """Why no usable patch came back (setup failed, diff failed, patch too large)."""
+
+
+def run_agent(
+    request: AgentRunRequest,
+    out_dir: Path,
+    endpoint: Endpoint | None = None,
+    backend: str = "docker",
+) -> AgentRunResult:
+    """Run the agent's command on its workspace; artefacts of /out land in `out_dir`."""
+    manifest = load_manifest(request.agent_dir)
+    command = manifest.command(request.command)
+    if (request.workspace is None) == (request.workspace_in_image is None):
+        raise ValueError("give exactly one of workspace= or workspace_in_image=")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dgm-agent-") as tmp:
+        task_dir = Path(tmp) / "task"
+        task_dir.mkdir()
+        (task_dir / "task.json").write_text(json.dumps(request.task_file, indent=2))
+        for name, text in request.task_extras.items():
+            (task_dir / name).write_text(text)
+        mounts = [
+            Mount(Path(request.agent_dir).resolve(), "/agent", read_only=True),
+            Mount(task_dir, "/task", read_only=True),
+        ]
+        if request.workspace is not None:
+            stage = Path(tmp) / "stage"
+            shutil.copytree(request.workspace, stage / "work", symlinks=True)
+            mounts.append(Mount(stage, "/stage", read_only=True))
+            source = "/stage/work"
+        else:
+            source = str(request.workspace_in_image)
+        env: dict[str, str] = {}
+        if endpoint is not None and endpoint.socket_path is not None:
+            mounts.append(Mount(endpoint.socket_path, str(endpoint.container_socket_path), False))
+            env.update(endpoint.env)
+        _readable(Path(tmp))
+        spec = SandboxSpec(
+            image=request.image,
+            mounts=tuple(mounts),
+            env=env,
+            limits=request.limits,
+            labels=request.labels,
+            writable_dirs=("/tmp", "/home/agent", "/out"),
+        )
+        with open_sandbox(spec, backend) as box:
+            setup = f"cp -a {source}/. /work/ || {{ echo '{SETUP_FAILED}'; exit 97; }}; "
+            run = box.exec(
+                ["/bin/sh", "-c", setup + 'cd /work && exec /bin/sh -c "$DGM_COMMAND"'],
+                timeout=request.timeout_s,
+                env={"DGM_COMMAND": command},
+            )
+            if SETUP_FAILED in run.output:
+                error: str | None = f"the workspace could not be set up: {run.output[-500:]}"
+                patch = ""
+            else:
+                patch, error = take_diff(box, request.base_commit)
+            trajectory = _collect_out(box, out_dir)
+    return AgentRunResult(
+        patch=patch,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        seconds=run.duration_s,
+        output=run.output,
+        trajectory=trajectory,
+        error=error,
+    )
+
+
+_DIFF = (
+    "cd /work && G='git -c core.fsmonitor= -c core.hooksPath=/dev/null' && "
+    "$G add -A >/dev/null 2>&1; $G diff --cached --binary {base} >/tmp/.dgm-patch "
+    "2>/tmp/.dgm-err; code=$?; [ $code -eq 0 ] || {{ cat /tmp/.dgm-err; exit $code; }}; "
+    "cat /tmp/.dgm-patch"
+)
+
+
+def take_diff(box: Any, base_commit: str) -> tuple[str, str | None]:
+    """`git diff` of the workspace against `base_commit`, taken in the agent's container."""
+    result = box.exec(["/bin/sh", "-c", _DIFF.format(base=base_commit)], timeout=120)
+    if result.exit_code != 0 or result.timed_out:
+        return "", f"git diff of the workspace failed: {result.output.strip()[-300:]}"
+    if result.truncated or len(result.output.encode()) > MAX_PATCH_BYTES:
+        return "", f"the patch is larger than {MAX_PATCH_BYTES} bytes"
+    return result.output, None
+
+
+def _collect_out(box: Any, out_dir: Path) -> Path | None:
+    """Copy /out back (safely) and return the agent's trajectory.json if it wrote one."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="dgm-out-") as tmp:
+            box.copy_out("/out", tmp, max_bytes=256 * 1024 * 1024)
+            written = Path(tmp) / "out"
+            for item in written.iterdir() if written.is_dir() else []:
+                target = out_dir / item.name
+                if item.is_file() and not item.is_symlink() and not target.exists():
+                    shutil.move(str(item), target)
+    except DgmError:
+        return None
+    trajectory = out_dir / "trajectory.json"
+    return trajectory if trajectory.is_file() else None
+
+
+def _readable(root: Path) -> None:
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode | (0o755 if path.is_dir() else 0o644))

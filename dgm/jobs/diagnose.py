@@ -1,0 +1,237 @@
+"""What to improve, and the diagnosis that turns it into a problem statement.
+
+A self-improvement step starts from evidence about the parent: a task it failed (its
+trajectory and test output), or one of DGM's special entries: many empty patches,
+inconsistent results, or conversations that outgrew the context window. A diagnosis
+model reads that evidence with the agent's own source and answers JSON, which becomes
+the problem statement the parent agent then solves on a copy of its own code.
+
+By default the diagnosis sees the test *output* only; DGM also shows the hidden test
+sources (`expand.diagnosis_sees_tests = true`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from dgm.store import Evaluation
+
+SOURCE_SUFFIXES = {".py", ".txt", ".toml", ".md", ".json", ".cfg"}
+AGENT_CODE_LIMIT = 60_000
+TRAJECTORY_LIMIT = 24_000
+TEST_OUTPUT_LIMIT = 8_000
+
+EMPTY_PATCH_SHARE = 0.1
+"""DGM's rule: at least this share of empty patches makes `empty_patches` a candidate."""
+
+SPECIAL_STATEMENTS = {
+    "empty_patches": (
+        "The coding agent sometimes finishes a task without changing any file, which "
+        "always fails the task. Make the agent notice, before it finishes, that it has "
+        "not modified the repository (for example by checking `git status` or `git diff`), "
+        "and in that case keep working on the task instead of finishing."
+    ),
+    "stochasticity": (
+        "The coding agent's results vary between runs of similar tasks: it sometimes "
+        "stops before verifying its solution. Make the agent more reliable: after editing, "
+        "it should run the relevant tests or a quick check of its own, read the output, "
+        "and fix what fails before it finishes."
+    ),
+    "context_length": (
+        "The coding agent's conversations grow past the model's context window on long "
+        "tasks, and the run then fails. Make the agent keep its context small: shorten or "
+        "summarise old tool outputs while keeping the latest ones whole."
+    ),
+}
+
+DIAGNOSIS_SYSTEM = (
+    "You are an expert in building coding agents. You read a coding agent's source code "
+    "and a record of how it did on a task, find why it failed, and propose ONE general "
+    "improvement to the agent itself (its tools, prompts or loop) that would help it on "
+    "many tasks, not only this one. Answer with a single JSON object and nothing else."
+)
+
+DIAGNOSIS_KEYS = (
+    "log_summarization",
+    "potential_improvements",
+    "improvement_proposal",
+    "implementation_suggestion",
+    "problem_description",
+)
+
+
+@dataclass(frozen=True)
+class ImprovementTarget:
+    """The evidence a self-improvement step starts from (serialisable)."""
+
+    kind: str
+    """`task`, `empty_patches`, `stochasticity` or `context_length`."""
+    task_id: str | None = None
+    task_statement: str | None = None
+    trajectory: str | None = None
+    test_output: str | None = None
+    hidden_tests: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def choose_target(
+    evaluations: list[Evaluation],
+    logs_root: Path,
+    rng: random.Random,
+    task_statement: Any = None,
+    hidden_tests: Any = None,
+) -> ImprovementTarget:
+    """Pick what the parent should improve, from its own evaluations.
+
+    `task_statement(task_id)` and `hidden_tests(task_id)` look up a task's text and its
+    hidden test sources (the latter only passed when the diagnosis may see tests).
+    """
+    if not evaluations:
+        return ImprovementTarget("stochasticity")
+    failed = [e for e in evaluations if not e.resolved]
+    empty = [e for e in evaluations if e.empty_patch]
+    context_hits = [e for e in failed if _hit_context_limit(logs_root, e)]
+    candidates: list[str] = []
+    if failed:
+        candidates.append("task")
+    if len(empty) >= EMPTY_PATCH_SHARE * len(evaluations) and empty:
+        candidates.append("empty_patches")
+    if context_hits:
+        candidates.append("context_length")
+    if not candidates:
+        return ImprovementTarget("stochasticity")  # solved everything: work on reliability
+    # A failed task is the main source, as in DGM; the special entries come up sometimes.
+    kind = "task" if "task" in candidates and rng.random() < 0.75 else rng.choice(candidates)
+    if kind != "task":
+        return ImprovementTarget(kind)
+    evaluation = rng.choice(failed)
+    log_dir = logs_root / evaluation.log_dir if evaluation.log_dir else None
+    return ImprovementTarget(
+        "task",
+        task_id=evaluation.task_id,
+        task_statement=task_statement(evaluation.task_id) if task_statement else None,
+        trajectory=_read_trajectory(log_dir),
+        test_output=_read_text(log_dir, "test_output.txt", TEST_OUTPUT_LIMIT),
+        hidden_tests=hidden_tests(evaluation.task_id) if hidden_tests else None,
+    )
+
+
+def diagnosis_request(target: ImprovementTarget, agent_dir: Path) -> dict[str, Any]:
+    """The chat request for the diagnosis model (role `diagnose`)."""
+    parts = [
+        "# The coding agent's source code",
+        agent_source(agent_dir),
+        f"# The task it was given ({target.task_id})",
+        target.task_statement or "(not available)",
+        "# What the agent did (its trajectory, shortened)",
+        target.trajectory or "(not available)",
+        "# The hidden tests' output after the agent finished",
+        target.test_output or "(not available)",
+    ]
+    if target.hidden_tests:
+        parts += ["# The hidden tests' source", target.hidden_tests]
+    parts.append(
+        "Answer with a JSON object with these string fields: "
+        + ", ".join(f'"{k}"' for k in DIAGNOSIS_KEYS)
+        + ". `problem_description` must describe the improvement to the agent as a task for "
+        "a software engineer working on the agent's own repository, without mentioning "
+        "this particular task's names or test cases."
+    )
+    return {
+        "messages": [
+            {"role": "system", "content": DIAGNOSIS_SYSTEM},
+            {"role": "user", "content": "\n\n".join(parts)},
+        ],
+        "max_tokens": 4096,
+    }
+
+
+def parse_diagnosis(text: str) -> dict[str, str]:
+    """The JSON object in a model answer (bare, or inside a ```json block)."""
+    block = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)
+    candidate = block.group(1) if block else text[text.find("{") : text.rfind("}") + 1]
+    try:
+        data = json.loads(candidate)
+    except ValueError:
+        raise ValueError(f"the diagnosis is not JSON: {text[:200]!r}") from None
+    if not isinstance(data, dict) or not str(data.get("problem_description", "")).strip():
+        raise ValueError("the diagnosis has no problem_description")
+    return {k: str(v) for k, v in data.items()}
+
+
+def problem_statement(target: ImprovementTarget, diagnosis: dict[str, str] | None) -> str:
+    """The task the parent agent solves on its own code."""
+    if diagnosis is None:
+        return SPECIAL_STATEMENTS[target.kind]
+    text = diagnosis["problem_description"].strip()
+    suggestion = diagnosis.get("implementation_suggestion", "").strip()
+    if suggestion:
+        text += "\n\nImplementation suggestion:\n" + suggestion
+    return text
+
+
+def agent_source(agent_dir: Path, limit: int = AGENT_CODE_LIMIT) -> str:
+    """The agent's text files, each under a header, cut at `limit` characters."""
+    chunks, used = [], 0
+    for path in sorted(agent_dir.rglob("*")):
+        if not path.is_file() or path.suffix not in SOURCE_SUFFIXES or "/." in str(path):
+            continue
+        body = path.read_text(errors="replace")
+        chunk = f"## {path.relative_to(agent_dir)}\n```\n{body}\n```"
+        if used + len(chunk) > limit:
+            chunks.append(f"## (more files left out: the code passed {limit} characters)")
+            break
+        chunks.append(chunk)
+        used += len(chunk)
+    return "\n".join(chunks)
+
+
+def _read_text(log_dir: Path | None, name: str, limit: int) -> str | None:
+    if log_dir is None or not (log_dir / name).is_file():
+        return None
+    return _shorten((log_dir / name).read_text(errors="replace"), limit)
+
+
+def _read_trajectory(log_dir: Path | None) -> str | None:
+    if log_dir is None or not (log_dir / "trajectory.json").is_file():
+        return None
+    try:
+        data = json.loads((log_dir / "trajectory.json").read_text())
+    except ValueError:
+        return None
+    lines = [f"exit status: {data.get('exit_status')} {data.get('exit_message') or ''}"]
+    for message in data.get("messages", [])[1:]:  # the system prompt is in the source
+        content = message.get("content")
+        if isinstance(content, list):
+            content = " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+        line = f"[{message.get('role')}] {content or ''}"
+        for call in message.get("tool_calls") or []:
+            fn = call.get("function", {})
+            line += f"\n  -> {fn.get('name')}({fn.get('arguments', '')[:500]})"
+        lines.append(_shorten(line, 2_000))
+    return _shorten("\n".join(lines), TRAJECTORY_LIMIT)
+
+
+def _hit_context_limit(logs_root: Path, evaluation: Evaluation) -> bool:
+    if not evaluation.log_dir:
+        return False
+    path = logs_root / evaluation.log_dir / "trajectory.json"
+    try:
+        message = json.loads(path.read_text()).get("exit_message") or ""
+    except (OSError, ValueError):
+        return False
+    return bool(re.search(r"context (length|window)|too long|maximum context", message, re.I))
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - limit} characters left out ...]\n{text[-half:]}"

@@ -1,0 +1,255 @@
+"""The eval job: node N on task T (see ../../../shared/ARCHITECTURE.md, "Evaluate").
+
+    container 1 (agent)  N's code read-only, the workspace without hidden tests or
+                         reference, the gateway socket; runs `solve`; harness diffs.
+    container 2 (judge)  fresh: workspace + patch + hidden tests; test command with a
+                         hard timeout; parsed into a Verdict.
+
+`evaluate_task(job, ctx)` is pure in the sense the executors need: `EvalJob` is plain
+data (JSON round-trips), `EvalContext` holds the live resources (gateway, sandbox
+backend), and the `EvalOutcome` is plain data again. The job id is a hash of the inputs
+that decide the result, so a re-run after a crash is the same job.
+
+Artefacts in the job's log dir: patch.diff, test_output.txt, agent_output.txt,
+trajectory.json (if the agent wrote one), llm.jsonl (the gateway's exchanges), result.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dgm.benchmarks import kinds
+from dgm.benchmarks.task import Task
+from dgm.jobs.agent_run import AgentRunRequest, run_agent
+from dgm.sandbox import Limits
+from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
+from dgm.store.records import Evaluation
+
+BUILTIN_AGENTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "agents"
+BUILTINS = ("oracle", "null")
+
+
+@dataclass(frozen=True)
+class AgentRef:
+    """Where the agent's code is. `commit` (an archive commit) makes the job id independent
+    of the folder the code was checked out into; `builtin` names a reference agent."""
+
+    path: str
+    commit: str | None = None
+    builtin: str | None = None
+
+    @classmethod
+    def reference(cls, name: str) -> AgentRef:
+        return cls(path=str(BUILTIN_AGENTS_DIR / name), builtin=name)
+
+
+@dataclass(frozen=True)
+class EvalJob:
+    agent: AgentRef
+    task: Task
+    log_dir: str
+    model: str | None = None
+    limits: dict[str, Any] = field(default_factory=dict)
+    """Sandbox limits: memory, cpus, pids, disk (dgm.sandbox.Limits fields)."""
+    agent_timeout_s: int = 600
+    max_steps: int = 50
+    node_id: int | None = None
+    stage: int = 1
+    run: str = ""
+
+    @property
+    def id(self) -> str:
+        """Hash of what decides the result; the log dir and checkout folder do not count."""
+        agent = asdict(self.agent)
+        if self.agent.commit or self.agent.builtin:
+            agent.pop("path")
+        inputs = {**self.to_dict(), "agent": agent}
+        inputs.pop("log_dir")
+        digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
+        return f"eval-{digest[:20]}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["task"] = self.task.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalJob:
+        return cls(**{**data, "agent": AgentRef(**data["agent"]), "task": Task.from_dict(data["task"])})
+
+
+@dataclass
+class EvalContext:
+    """Live resources: never part of a job's inputs."""
+
+    gateway: Any = None
+    """A started `dgm.gateway.Gateway`, or None for agents that call no LLM."""
+    backend: str = "docker"
+
+
+@dataclass(frozen=True)
+class EvalOutcome:
+    job_id: str
+    task_id: str
+    benchmark: str
+    language: str
+    resolved: bool
+    empty_patch: bool
+    tests: dict[str, str]
+    tests_passed: int | None
+    tests_total: int | None
+    agent_seconds: float
+    judge_seconds: float
+    test_seconds: float
+    harness_seconds: float
+    """Wall time of the whole job minus the agent's and the tests' own time."""
+    agent_exit_code: int | None
+    agent_timed_out: bool
+    judge_exit_code: int | None
+    error: str | None
+    usage: dict[str, Any]
+    logs: dict[str, str]
+    node_id: int | None = None
+    stage: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalOutcome:
+        return cls(**data)
+
+    def to_evaluation(self, node_id: int, log_dir: str | None = None) -> Evaluation:
+        """The store's record of this outcome (log_dir relative to the run directory)."""
+        return Evaluation(
+            node_id=node_id,
+            task_id=self.task_id,
+            benchmark=self.benchmark,
+            resolved=self.resolved,
+            stage=self.stage,
+            empty_patch=self.empty_patch,
+            tests_passed=self.tests_passed,
+            tests_total=self.tests_total,
+            agent_seconds=self.agent_seconds,
+            judge_seconds=self.judge_seconds,
+            cost_usd=float(self.usage.get("cost_usd", 0.0)),
+            error=self.error,
+            log_dir=log_dir,
+            job_id=self.job_id,
+            details={"tests": self.tests, "usage": self.usage, "language": self.language},
+        )
+
+
+def evaluate_task(job: EvalJob, ctx: EvalContext) -> EvalOutcome:
+    """Run the agent on the task, judge its patch, write the artefacts, return the outcome.
+
+    Agent and test failures (crash, timeout, a patch that does not apply) are outcomes;
+    infrastructure failures (no Docker, a missing image) raise `DgmError`.
+    """
+    started = time.monotonic()
+    task, job_id = job.task, job.id
+    log_dir = Path(job.log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    limits = Limits(**job.limits)
+    labels = {LABEL_RUN: job.run or "eval", LABEL_JOB: job_id}
+    with tempfile.TemporaryDirectory(prefix="dgm-eval-") as tmp:
+        workspace = Path(tmp) / "work"
+        base = kinds.prepare_workspace(task, workspace)
+        extras = {}
+        if job.agent.builtin == "oracle":
+            extras["reference.diff"] = kinds.reference_patch(task)
+        request = AgentRunRequest(
+            agent_dir=Path(job.agent.path),
+            image=task.image,
+            task_file=task.agent_view(job.max_steps, job.agent_timeout_s),
+            base_commit=base or str(task.base_commit),
+            timeout_s=job.agent_timeout_s,
+            limits=limits,
+            workspace=workspace if base else None,
+            workspace_in_image=None if base else task.workspace_in_image,
+            task_extras=extras,
+            labels=labels,
+        )
+        endpoint = _bind(ctx, job, log_dir) if job.agent.builtin is None else None
+        try:
+            agent = run_agent(request, log_dir / "out", endpoint, ctx.backend)
+        finally:
+            if endpoint is not None:
+                ctx.gateway.unbind(endpoint)
+    (log_dir / "patch.diff").write_text(agent.patch)
+    (log_dir / "agent_output.txt").write_text(agent.output)
+    if agent.trajectory is not None:
+        shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
+    verdict, test_output = kinds.judge(task, agent.patch, limits, ctx.backend, labels)
+    (log_dir / "test_output.txt").write_text(test_output)
+    error = agent.error or verdict.error
+    if agent.timed_out and not error:
+        error = f"the agent was stopped at its {job.agent_timeout_s} s limit"
+    total = time.monotonic() - started
+    outcome = EvalOutcome(
+        job_id=job_id,
+        task_id=task.id,
+        benchmark=task.benchmark,
+        language=task.language,
+        resolved=verdict.resolved and agent.error is None,
+        empty_patch=not agent.patch.strip(),
+        tests=verdict.tests,
+        tests_passed=verdict.tests_passed,
+        tests_total=verdict.tests_total,
+        agent_seconds=round(agent.seconds, 3),
+        judge_seconds=round(verdict.seconds, 3),
+        test_seconds=round(verdict.test_seconds, 3),
+        harness_seconds=round(max(0.0, total - agent.seconds - verdict.test_seconds), 3),
+        agent_exit_code=agent.exit_code,
+        agent_timed_out=agent.timed_out,
+        judge_exit_code=verdict.exit_code,
+        error=error,
+        usage=_usage(ctx, job_id),
+        logs=_logs(log_dir),
+        node_id=job.node_id,
+        stage=job.stage,
+    )
+    (log_dir / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
+    return outcome
+
+
+def _bind(ctx: EvalContext, job: EvalJob, log_dir: Path) -> Any:
+    if ctx.gateway is None:
+        return None
+    from dgm.gateway import JobBinding, short_socket_path
+
+    binding = JobBinding(job.run, job.id, job.node_id, job.task.id, "solve")
+    return ctx.gateway.bind_job(
+        binding,
+        socket_path=short_socket_path(job.id),
+        model=job.model,
+        log_path=log_dir / "llm.jsonl",
+    )
+
+
+def _usage(ctx: EvalContext, job_id: str) -> dict[str, Any]:
+    if ctx.gateway is None:
+        return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    tally = ctx.gateway.totals().by_job.get(job_id)
+    if tally is None:
+        return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    return {
+        "calls": tally.calls,
+        "input_tokens": tally.input_tokens,
+        "output_tokens": tally.output_tokens,
+        "cost_usd": round(tally.cost_usd, 6),
+    }
+
+
+def _logs(log_dir: Path) -> dict[str, str]:
+    names = ("patch.diff", "test_output.txt", "agent_output.txt", "trajectory.json", "llm.jsonl")
+    logs = {n.split(".")[0]: str(log_dir / n) for n in names if (log_dir / n).exists()}
+    logs["result"] = str(log_dir / "result.json")
+    return logs

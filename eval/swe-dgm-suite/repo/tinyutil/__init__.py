@@ -1,0 +1,1 @@
+"""tinyutil: small date, number and text helpers (the repository of dgm's SWE-format suite)."""
