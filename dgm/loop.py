@@ -43,7 +43,7 @@ from dgm.executors import (
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.scheduler import Limits, RunSummary, Scheduler
 from dgm.store import Run
-from dgm.strategies import Evaluate, Expand, SearchState, TaskPlan, make_strategy
+from dgm.strategies import Evaluate, Expand, SearchState, Strategy, TaskPlan, make_strategy
 
 MAX_CONSECUTIVE_CRASHES = 5
 """Stop the run when this many jobs in a row break outside the agent (a missing image,
@@ -95,6 +95,7 @@ class MetaLoop:
         self.on_progress = on_progress
         self.state: SearchState | None = None
         self.scheduler: Scheduler | None = None
+        self.strategy: Strategy | None = None
         self.started_at = time.monotonic()
         self._stop_request: str | None = None
         self._cancelled = threading.Event()
@@ -112,7 +113,7 @@ class MetaLoop:
         # Seeded by the config's seed and the history, so a resumed run does not replay
         # the random choices it already made.
         seed = np.random.SeedSequence([config.seed, done_jobs])
-        strategy = make_strategy(config.strategy, seed=seed)
+        strategy = self.strategy = make_strategy(config.strategy, seed=seed)
         limits = Limits(max_evals=config.limits.max_evals, max_nodes=config.limits.max_nodes)
         run.event("run_started", strategy=config.strategy.name, resumed=done_jobs > 0)
         with LocalExecutor(config.workers) as executor:
@@ -131,6 +132,14 @@ class MetaLoop:
                 summary = self.scheduler.run()
         final = strategy.final_choice(self.state)
         return self._summary(summary, final)
+
+    def best(self) -> str:
+        """The strategy's current choice with its score, for progress displays."""
+        if self.state is None or self.strategy is None:
+            return "-"
+        node = self.strategy.final_choice(self.state)
+        passed, failed = self.state.own_counts(node)
+        return f"node {node} {passed}/{passed + failed}"
 
     def request_stop(self, reason: str) -> None:
         self._stop_request = self._stop_request or reason

@@ -3,6 +3,7 @@
     small | medium   the DGM papers' id lists, copied into eval/subsets/
     full             every task
     <language>       every task of one language (python, go, rust, cpp, java, javascript)
+    ID[,ID...]       the named tasks
     @ids.txt         a file of ids: a JSON list, or one id per line (# comments allowed)
 """
 
@@ -59,6 +60,8 @@ def resolve(subset: str, benchmark: str, ids: list[str], languages: list[str]) -
         return check_ids(read_id_file(path), ids, f"subset {subset!r} ({path.name})")
     if subset in languages:
         return [i for i in ids if i.startswith(f"{subset}__")]
+    if "__" in subset:  # task ids, comma-separated
+        return check_ids(subset.split(","), ids, benchmark)
     names = sorted({n for b, n in _LISTS if b == benchmark} | {"full", *languages})
     raise NotFoundError(
         f"unknown subset {subset!r} for {benchmark}",

@@ -10,18 +10,24 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from dgm.gateway.types import JobBinding, Usage
 
 
 class ExchangeLog:
-    """Appends to one JSONL file; opened per write so a crash loses at most one line."""
+    """Appends to one JSONL file, flushed per line so a crash loses at most one."""
 
     def __init__(self, path: Path, secrets: tuple[str, ...] = ()) -> None:
         self.path = path
         self._secrets = tuple(s for s in secrets if s)
+        self._file: TextIO | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def append(
         self,
@@ -57,8 +63,10 @@ class ExchangeLog:
         text = json.dumps(line, ensure_ascii=False, default=str)
         for secret in self._secrets:  # belt and braces: keys must never reach the disk
             text = text.replace(secret, "[redacted]")
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(text + "\n")
+        if self._file is None:  # first line, or a late call after the job was unbound
+            self._file = self.path.open("a", encoding="utf-8")
+        self._file.write(text + "\n")
+        self._file.flush()
 
 
 def read_exchanges(path: Path) -> Iterator[dict[str, Any]]:

@@ -16,8 +16,8 @@ import stat
 import tempfile
 import threading
 import time
+from functools import partial
 from collections.abc import Callable, Coroutine, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +39,7 @@ from dgm.gateway.protocol import (
 from dgm.gateway.retry import RetryPolicy, call_with_retries
 from dgm.gateway.server import build_app
 from dgm.gateway.types import Endpoint, JobBinding, LLMCallError, Usage, UsageRecord, UsageTotals
+from dgm.gateway.recorder import Recorder
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -114,7 +115,7 @@ class Gateway:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._tcp_runner: web.AppRunner | None = None
-        self._sink = ThreadPoolExecutor(1, thread_name_prefix="dgm-usage-sink")
+        self._recorder = Recorder()
 
     @classmethod
     def from_config(
@@ -188,7 +189,7 @@ class Gateway:
             self._thread = None
         if loop is not None:
             loop.close()
-        self._sink.shutdown(wait=True)
+        self._recorder.close()
 
     async def _stop(self) -> None:
         for job in list(self._by_key.values()):
@@ -313,6 +314,8 @@ class Gateway:
             await job.runner.cleanup()
         if job.socket_path is not None:
             job.socket_path.unlink(missing_ok=True)
+        if job.log is not None:
+            job.log.close()
 
     def _job_for_token(self, request: web.Request) -> BoundJob | None:
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
@@ -363,7 +366,7 @@ class Gateway:
                 lambda: job.backend.complete(raw, ctx), self.retry, provider_of(job.model)[0]
             )
             usage = result.usage
-            price = self.prices.lookup(result.priced_as or "") or job.price
+            price = (result.priced_as and self.prices.lookup(result.priced_as)) or job.price
             cost = cost_usd(price, usage)
             answer = completion(job.model, result.message, result.finish_reason, usage)
             return answer
@@ -386,7 +389,7 @@ class Gateway:
                 record = self._record(job, usage, cost, latency, error, ts)
                 self.ledger.settle(reservation, record)
                 if self.on_usage is not None:
-                    self._sink.submit(self._deliver, record)
+                    self._recorder.put(partial(self.on_usage, record))
             if job.log is not None:
                 job.log.append(
                     ts=ts,
@@ -430,12 +433,6 @@ class Gateway:
             ts=ts,
             error=None if error is None else f"{error.status} {error.type}: {error.message}"[:500],
         )
-
-    def _deliver(self, record: UsageRecord) -> None:
-        try:
-            self.on_usage(record)  # type: ignore[misc]
-        except Exception:
-            log.exception("the usage sink failed to record a call of job %s", record.job_id)
 
     # -- helpers -----------------------------------------------------------------------
     def totals(self) -> UsageTotals:

@@ -56,9 +56,7 @@ def export(
     fmt: Annotated[
         str, typer.Option("--format", help="dir (codebase + README), bundle (git) or image.")
     ] = "dir",
-    tag: Annotated[
-        str | None, typer.Option("--tag", help="Image tag for --format image.")
-    ] = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Image tag for --format image.")] = None,
 ) -> None:
     """Export a node's agent to run it outside dgm: a folder, a git bundle or an image."""
     from dgm.report.export import export as do_export

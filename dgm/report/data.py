@@ -149,8 +149,18 @@ def _diffs(run: Run, nodes: list[Any]) -> dict[int, str]:
         return {}
     marker = "\x00dgm-commit "
     proc = subprocess.run(
-        ["git", "--git-dir", str(run.archive.path), "log", "--no-walk=unsorted", "--stdin",
-         "-p", "--no-color", "--no-ext-diff", "--format=%x00dgm-commit %H"],
+        [
+            "git",
+            "--git-dir",
+            str(run.archive.path),
+            "log",
+            "--no-walk=unsorted",
+            "--stdin",
+            "-p",
+            "--no-color",
+            "--no-ext-diff",
+            "--format=%x00dgm-commit %H",
+        ],
         input="".join(f"{n.commit}\n" for n in nodes),
         capture_output=True,
         text=True,
@@ -177,6 +187,9 @@ def _usage_by_node_and_role(run: Run) -> dict[int, dict[str, list[float]]]:
     usage: dict[int, dict[str, list[float]]] = {}
     for r in rows:
         usage.setdefault(r["node_id"], {})[str(r["role"] or "unknown")] = [
-            r["calls"], r["i"] or 0, r["o"] or 0, round(r["c"] or 0.0, 4)
+            r["calls"],
+            r["i"] or 0,
+            r["o"] or 0,
+            round(r["c"] or 0.0, 4),
         ]
     return usage

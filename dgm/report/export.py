@@ -1,12 +1,12 @@
 """`dgm export`: a node's agent out of dgm, as a folder, a git bundle or a Docker image.
 
-    dir     the codebase (with its agent.toml), EXPORT.md (lineage, scores, models, how to
-            run it) and export.json (the same, for machines)
-    bundle  a git bundle whose history is the node's ancestry: one commit per node (the
-            archive's own commits, same hashes, the problem statement as message), a tag
-            `node-<id>` on each, and `main` checked out by `git clone`
-    image   a Docker image FROM dgm's runtime image with the agent at /agent and the
-            manifest's solve command as entrypoint
+dir     the codebase (with its agent.toml), EXPORT.md (lineage, scores, models, how to
+        run it) and export.json (the same, for machines)
+bundle  a git bundle whose history is the node's ancestry: one commit per node (the
+        archive's own commits, same hashes, the problem statement as message), a tag
+        `node-<id>` on each, and `main` checked out by `git clone`
+image   a Docker image FROM dgm's runtime image with the agent at /agent and the
+        manifest's solve command as entrypoint
 """
 
 from __future__ import annotations
@@ -90,9 +90,17 @@ def export_bundle(run: Run, node: Node, out: Path) -> Path:
         subprocess.run([*git, "update-ref", "--stdin"], input=refs, text=True, check=True)
         subprocess.run([*git, "symbolic-ref", "HEAD", "refs/heads/main"], check=True)
         proc = subprocess.run(
-            [*git, "bundle", "create", str(path.resolve()), "HEAD", "refs/heads/main",
-             *(f"refs/tags/node-{n}" for n in chain)],
-            capture_output=True, text=True,
+            [
+                *git,
+                "bundle",
+                "create",
+                str(path.resolve()),
+                "HEAD",
+                "refs/heads/main",
+                *(f"refs/tags/node-{n}" for n in chain),
+            ],
+            capture_output=True,
+            text=True,
         )
         if proc.returncode != 0:
             raise DgmError(f"git bundle failed: {proc.stderr.strip()}")
@@ -157,4 +165,3 @@ def _check_empty(dest: Path) -> None:
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-.") or "run"
-

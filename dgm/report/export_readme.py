@@ -93,8 +93,7 @@ def export_readme(manifest: dict[str, Any], solve: str | None) -> str:
     for step in chain:
         score = f"{step['passed']}/{step['total']}" if step["total"] else "–"
         statement = " ".join(step["problem_statement"].split())
-        lines.append(f"- **node {step['node']}** ({score}, "
-                     f"${step['cost_usd']:.2f}): {statement}")
+        lines.append(f"- **node {step['node']}** ({score}, ${step['cost_usd']:.2f}): {statement}")
     lines += ["", "## Models used", ""]
     if manifest["models"]:
         lines += [f"- {m['role']}: `{m['model']}` ({m['calls']} calls)" for m in manifest["models"]]
@@ -104,8 +103,15 @@ def export_readme(manifest: dict[str, Any], solve: str | None) -> str:
     if solve is None:
         lines.append("This codebase has no `agent.toml` with a `solve` command: see its own docs.")
         return "\n".join(lines) + "\n"
-    local = fill(solve, {"agent_dir": ".", "workdir": "/path/to/repo",
-                         "task_file": "task.json", "output_dir": "out"})
+    local = fill(
+        solve,
+        {
+            "agent_dir": ".",
+            "workdir": "/path/to/repo",
+            "task_file": "task.json",
+            "output_dir": "out",
+        },
+    )
     lines += [
         "The agent speaks OpenAI Chat Completions to any compatible endpoint (OpenAI, vLLM,",
         "Ollama, llama.cpp's server, ...), named by three environment variables:",

@@ -97,8 +97,14 @@ def _tree_figure(plt, graph, name: str):
         )
     if best is not None:
         a = graph.nodes[best]
-        ax.annotate(f"best: node {best} ({a['passed']}/{a['total']})", pos[best],
-                    xytext=(6, 6), textcoords="offset points", fontsize=8, color="#8a6200")
+        ax.annotate(
+            f"best: node {best} ({a['passed']}/{a['total']})",
+            pos[best],
+            xytext=(6, 6),
+            textcoords="offset points",
+            fontsize=8,
+            color="#8a6200",
+        )
     if graph.number_of_nodes() <= 60:
         for n, (x, y) in pos.items():
             ax.annotate(str(n), (x, y), xytext=(5, -9), textcoords="offset points", fontsize=7)
@@ -107,8 +113,9 @@ def _tree_figure(plt, graph, name: str):
     ax.set_xlim(-1, width + 1)
     ax.set_ylabel("depth")
     ax.set_xticks([])
-    ax.set_title(f"{name}: lineage ({graph.number_of_nodes()} nodes; colour = pass rate, "
-                 "size = evaluations)")
+    ax.set_title(
+        f"{name}: lineage ({graph.number_of_nodes()} nodes; colour = pass rate, size = evaluations)"
+    )
     for side in ("top", "right", "bottom"):
         ax.spines[side].set_visible(False)
     return fig
@@ -124,8 +131,14 @@ def _progress_figure(plt, p: Progress, name: str):
         (axes[2], clock, "wall-clock (hours)" if hours else "wall-clock (minutes)"),
     ):
         ax.step(xs, [100 * v for v in p.best], where="post", color="#137333", label="best so far")
-        ax.step(xs, [100 * v for v in p.mean], where="post", color="#0a58ca", linestyle="--",
-                label="archive mean")
+        ax.step(
+            xs,
+            [100 * v for v in p.mean],
+            where="post",
+            color="#0a58ca",
+            linestyle="--",
+            label="archive mean",
+        )
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("pass rate (%)")

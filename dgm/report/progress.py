@@ -35,9 +35,7 @@ class Progress:
 
 def run_progress(run: Run) -> Progress:
     """O(E log N) over E evaluations: fine for 1,000-node runs with tens of thousands."""
-    rejected = {
-        r["id"] for r in run.db.query("SELECT id FROM nodes WHERE status = 'rejected'")
-    }
+    rejected = {r["id"] for r in run.db.query("SELECT id FROM nodes WHERE status = 'rejected'")}
     started = run.db.query("SELECT MIN(created_at) FROM nodes")[0][0] or 0.0
     spend = run.db.query("SELECT ts, cost_usd FROM llm_usage ORDER BY ts")
     spend_ts = [r["ts"] for r in spend]

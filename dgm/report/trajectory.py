@@ -41,7 +41,9 @@ def print_trajectory(run: Run, node_id: int, task: str, echo: Echo, width: int =
     evaluation = find_evaluation(run, node_id, task)
     logs = EvalLogs.of(run.path, evaluation.log_dir)
     traj = load_trajectory(logs) if logs else None
-    verdict = "PASS" if evaluation.resolved else ("EMPTY PATCH" if evaluation.empty_patch else "FAIL")
+    verdict = (
+        "PASS" if evaluation.resolved else ("EMPTY PATCH" if evaluation.empty_patch else "FAIL")
+    )
     echo(f"node {node_id} on {evaluation.task_id}: {verdict}", bold=True)
     if traj is None:
         where = logs.folder if logs else "(no log folder recorded)"
@@ -64,7 +66,9 @@ def print_trajectory(run: Run, node_id: int, task: str, echo: Echo, width: int =
         for call in turn.tool_calls:
             status = {True: "ok", False: "error", None: ""}[call.ok]
             took = f" {call.duration_s:.1f} s" if call.duration_s is not None else ""
-            echo(f"  → {call.name}({_cut(_args(call.arguments), 200)})  {status}{took}", fg="yellow")
+            echo(
+                f"  → {call.name}({_cut(_args(call.arguments), 200)})  {status}{took}", fg="yellow"
+            )
             if call.output is not None:
                 echo(_indent(_cut(call.output, width), "    │ "))
         for note in turn.notes:

@@ -128,6 +128,9 @@ def status() -> list[ImageStatus]:
 def build(name: str, log: Log = print, force: bool = False) -> str:
     """Build `name` and its parents where missing; returns its full tag."""
     _check_name(name)
+    if not force and _exists(docker_client(), tag(name)):
+        log(f"{name}: {tag(name)} is up to date")
+        return tag(name)
     lock_path = Path(tempfile.gettempdir()) / "dgm-image-build.lock"
     with open(lock_path, "w") as lock:  # one builder at a time on this host
         fcntl.flock(lock, fcntl.LOCK_EX)

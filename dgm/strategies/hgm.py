@@ -88,7 +88,9 @@ class HGMStrategy(Strategy):
 
     def final_choice(self, state: SearchState) -> str:
         evals = state.evals_column()
-        idx = np.flatnonzero(evals >= self.min_evals_final)
+        # Never ask for more evidence than the open tasks can give (small task sets).
+        needed = min(self.min_evals_final, len(state.plan.stage1) + len(state.plan.stage2))
+        idx = np.flatnonzero(evals >= needed)
         if len(idx) == 0:
             return state.node_id(int(np.argmax(evals)))  # the root before any evidence
         n = state.size

@@ -12,6 +12,7 @@ import pytest
 
 from dgm.config import Price
 from dgm.gateway import JobBinding, RetryPolicy
+from dgm.gateway.exchange_log import read_exchanges
 
 from .fake_upstream import error, hang, reply
 from .helpers import BASH_TOOL, openai_client
@@ -139,12 +140,7 @@ def test_500_then_success_is_one_call(provider, upstream, make_gateway, records)
     assert answer.choices[0].message.content == "ok"
     gw.stop()
     assert len(upstream.requests) == 3 and len(records) == 1
-    log = [
-        json.loads(line)
-        for line in gw.bind_job.__self__.log_dir.joinpath("job-1", "llm-solve.jsonl")
-        .read_text()
-        .splitlines()
-    ]
+    log = list(read_exchanges(gw.log_dir / "job-1" / "llm-solve.jsonl"))
     assert log[0]["attempts"] == 3
 
 

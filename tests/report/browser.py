@@ -30,11 +30,21 @@ class Chromium:
             raise RuntimeError("chromium is not installed (apt-get install chromium)")
         self._profile = tempfile.mkdtemp(prefix="dgm-chromium-")
         self._proc = subprocess.Popen(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-dev-shm-usage", "--remote-debugging-port=0",
-             f"--user-data-dir={self._profile}", f"--window-size={width},{height}",
-             "--allow-file-access-from-files", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                binary,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-dev-shm-usage",
+                "--remote-debugging-port=0",
+                f"--user-data-dir={self._profile}",
+                f"--window-size={width},{height}",
+                "--allow-file-access-from-files",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         self._loop = asyncio.new_event_loop()
         self._id = 0
@@ -73,8 +83,7 @@ class Chromium:
             raise LookupError(f"no element matches {selector}")
         x, y = box
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
-                      clickCount=1)
+            self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
 
     def screenshot(self, path: Path) -> Path:
         data = self.call("Page.captureScreenshot", format="png")["data"]

@@ -30,7 +30,7 @@ from dgm.store import Evaluation, Run
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / "seed_agent"
 sys.path.insert(0, str(SEED / "tests"))
-from seed_fake_gateway import FakeGateway, completion, tool_call  # noqa: E402
+from seed_fake_gateway import FakeGateway, tool_call  # noqa: E402
 
 # Tiny exercises in the shape of Polyglot's Python ones: a stub, hidden tests, a solution.
 EXERCISES = {
@@ -48,8 +48,10 @@ EXERCISES = {
         "def two_fer(name='you'):\n    pass\n",
         "def two_fer(name='you'):\n    return f'One for {name}, one for me.'\n",
         "from two_fer import two_fer\n\n\nclass TwoFerTest(unittest.TestCase):\n"
-        "    def test_default(self):\n        self.assertEqual(two_fer(), 'One for you, one for me.')\n\n"
-        "    def test_name(self):\n        self.assertEqual(two_fer('Bo'), 'One for Bo, one for me.')\n",
+        "    def test_default(self):\n"
+        "        self.assertEqual(two_fer(), 'One for you, one for me.')\n\n"
+        "    def test_name(self):\n"
+        "        self.assertEqual(two_fer('Bo'), 'One for Bo, one for me.')\n",
     ),
     "python__reverse-string": (
         "reverse_string.py",
@@ -64,25 +66,43 @@ EXERCISES = {
 # node -> (parent, problem statement, file edit, status, {task: behaviour}); behaviour is
 # "solve" (correct code), "wrong" (code that fails the tests) or "empty" (no change).
 PLAN = [
-    (None, "seed", None, "active",
-     {"python__leap": "solve", "python__two-fer": "wrong", "python__reverse-string": "empty"}),
-    (0, "The agent edits files without running the tests first, so it misses failures it "
+    (
+        None,
+        "seed",
+        None,
+        "active",
+        {"python__leap": "solve", "python__two-fer": "wrong", "python__reverse-string": "empty"},
+    ),
+    (
+        0,
+        "The agent edits files without running the tests first, so it misses failures it "
         "could have seen. Add to the system prompt: run the tests before calling finish.",
-     ("prompts/system.txt", "\nBefore you call finish, run the tests and read their output.\n"),
-     "active",
-     {"python__leap": "solve", "python__two-fer": "solve", "python__reverse-string": "wrong"}),
-    (0, "Shorten the bash tool's timeout so hanging commands fail fast.",
-     ("coder/tools/bash.py", "\nDEFAULT_TIMEOUT_S = 5  # fail fast\n"),
-     "rejected", {"python__leap": "empty"}),
-    (1, "The agent returns None for empty inputs. Tell it to check edge cases such as "
+        ("prompts/system.txt", "\nBefore you call finish, run the tests and read their output.\n"),
+        "active",
+        {"python__leap": "solve", "python__two-fer": "solve", "python__reverse-string": "wrong"},
+    ),
+    (
+        0,
+        "Shorten the bash tool's timeout so hanging commands fail fast.",
+        ("coder/tools/bash.py", "\nDEFAULT_TIMEOUT_S = 5  # fail fast\n"),
+        "rejected",
+        {"python__leap": "empty"},
+    ),
+    (
+        1,
+        "The agent returns None for empty inputs. Tell it to check edge cases such as "
         "empty strings and zero before finishing.",
-     ("prompts/system.txt", "Check edge cases (empty input, zero, negatives) explicitly.\n"),
-     "active",
-     {"python__leap": "solve", "python__two-fer": "solve", "python__reverse-string": "solve"}),
-    (1, "Give the agent a note on reading the task statement twice.",
-     ("prompts/task.txt", "\nRead the task statement twice before you start.\n"),
-     "active",
-     {"python__leap": "wrong", "python__two-fer": "solve", "python__reverse-string": "empty"}),
+        ("prompts/system.txt", "Check edge cases (empty input, zero, negatives) explicitly.\n"),
+        "active",
+        {"python__leap": "solve", "python__two-fer": "solve", "python__reverse-string": "solve"},
+    ),
+    (
+        1,
+        "Give the agent a note on reading the task statement twice.",
+        ("prompts/task.txt", "\nRead the task statement twice before you start.\n"),
+        "active",
+        {"python__leap": "wrong", "python__two-fer": "solve", "python__reverse-string": "empty"},
+    ),
 ]
 BEST_NODE = 3
 
@@ -108,9 +128,17 @@ def make_small_run(path: Path) -> Run:
 def _usage(run: Run, node: int, task: str | None, role: str, tin: int, tout: int) -> float:
     cost = round(tin * 3e-6 + tout * 15e-6, 6)
     run.record_usage(
-        {"job_id": f"{role}-{node}-{task}", "node_id": node, "task_id": task, "role": role,
-         "model": "scripted/demo", "input_tokens": tin, "output_tokens": tout,
-         "cost_usd": cost, "latency_s": 0.4}
+        {
+            "job_id": f"{role}-{node}-{task}",
+            "node_id": node,
+            "task_id": task,
+            "role": role,
+            "model": "scripted/demo",
+            "input_tokens": tin,
+            "output_tokens": tout,
+            "cost_usd": cost,
+            "latency_s": 0.4,
+        }
     )
     return cost
 
@@ -140,31 +168,64 @@ def _evaluate(run: Run, node_id: int, task_id: str, how: str) -> None:
         subprocess.run(["git", "init", "-q", str(work)], check=True)
         subprocess.run(["git", "-C", str(work), "add", "."], check=True)
         subprocess.run(
-            ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@t", "commit",
-             "-qm", "stub"], check=True
+            [
+                "git",
+                "-C",
+                str(work),
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "stub",
+            ],
+            check=True,
         )
-        task = {"id": task_id, "problem_statement": f"Implement {stub_file}.", "max_steps": 5,
-                "language": "python", "time_limit_s": 60}
+        task = {
+            "id": task_id,
+            "problem_statement": f"Implement {stub_file}.",
+            "max_steps": 5,
+            "language": "python",
+            "time_limit_s": 60,
+        }
         (tmp / "task.json").write_text(json.dumps(task))
         started = time.time()
         with FakeGateway(_script(stub_file, how, solution, wrong), unix=False) as gateway:
             subprocess.run(
-                [sys.executable, "-B", str(agent / "run.py"), "solve", "--workdir", str(work),
-                 "--task", str(tmp / "task.json"), "--out", str(logs)],
-                env={"PATH": "/usr/bin:/bin", **gateway.env()}, capture_output=True, check=True,
+                [
+                    sys.executable,
+                    "-B",
+                    str(agent / "run.py"),
+                    "solve",
+                    "--workdir",
+                    str(work),
+                    "--task",
+                    str(tmp / "task.json"),
+                    "--out",
+                    str(logs),
+                ],
+                env={"PATH": "/usr/bin:/bin", **gateway.env()},
+                capture_output=True,
+                check=True,
                 timeout=60,
             )
             requests = [r["body"] for r in gateway.requests]
         agent_s = time.time() - started
-        _write_exchange_log(logs, node_id, task_id, requests, _script(stub_file, how, solution, wrong))
+        _write_exchange_log(
+            logs, node_id, task_id, requests, _script(stub_file, how, solution, wrong)
+        )
         patch = subprocess.run(
             ["git", "-C", str(work), "diff"], capture_output=True, text=True, check=True
         ).stdout
         (logs / "patch.diff").write_text(patch)
         (work / "test_hidden.py").write_text("import unittest\n\n" + tests)
         judged = subprocess.run(
-            [sys.executable, "-m", "unittest", "-v", "test_hidden"], cwd=work,
-            capture_output=True, text=True, timeout=60,
+            [sys.executable, "-m", "unittest", "-v", "test_hidden"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     output = judged.stdout + judged.stderr
     (logs / "test_output.txt").write_text(output)
@@ -175,9 +236,16 @@ def _evaluate(run: Run, node_id: int, task_id: str, how: str) -> None:
     )
     run.record_evaluation(
         Evaluation(
-            node_id=node_id, task_id=task_id, benchmark="polyglot", resolved=judged.returncode == 0,
-            empty_patch=not patch.strip(), tests_passed=passed, tests_total=total,
-            agent_seconds=agent_s, judge_seconds=0.2, cost_usd=cost,
+            node_id=node_id,
+            task_id=task_id,
+            benchmark="polyglot",
+            resolved=judged.returncode == 0,
+            empty_patch=not patch.strip(),
+            tests_passed=passed,
+            tests_total=total,
+            agent_seconds=agent_s,
+            judge_seconds=0.2,
+            cost_usd=cost,
             log_dir=run.relative(logs),
         )
     )
@@ -189,9 +257,17 @@ def _write_exchange_log(logs: Path, node: int, task: str, requests: list, script
     for i, request in enumerate(requests):
         _, response = script(request)
         log.append(
-            ts=time.time(), call=i + 1, binding=binding, model="scripted/demo", latency_s=0.05,
-            attempts=1, usage=Usage(900 + 400 * i, 120), cost_usd=0.0, error=None,
-            request=request, response=response,
+            ts=time.time(),
+            call=i + 1,
+            binding=binding,
+            model="scripted/demo",
+            latency_s=0.05,
+            attempts=1,
+            usage=Usage(900 + 400 * i, 120),
+            cost_usd=0.0,
+            error=None,
+            request=request,
+            response=response,
         )
 
 
@@ -201,13 +277,20 @@ def make_big_run(path: Path, n: int = 1000, tasks: int = 50, seed: int = 7) -> R
     rng = random.Random(seed)
     seed_dir = path.parent / (path.name + "-seed")
     seed_dir.mkdir(parents=True)
-    (seed_dir / "agent.toml").write_text('[agent]\nname = "synthetic"\n[commands]\nsolve = "true"\n')
+    (seed_dir / "agent.toml").write_text(
+        '[agent]\nname = "synthetic"\n[commands]\nsolve = "true"\n'
+    )
     (seed_dir / "agent.py").write_text("SKILL = 0\n")
     run = Run.create(path, RunConfig(name="synthetic-1000"), seed_dir)
     shutil.rmtree(seed_dir)
-    task_ids = [f"{lang}__exercise-{i:02d}" for i, lang in
-                zip(range(tasks), ["python", "go", "rust", "cpp", "java", "javascript"] * tasks,
-                    strict=False)]
+    task_ids = [
+        f"{lang}__exercise-{i:02d}"
+        for i, lang in zip(
+            range(tasks),
+            ["python", "go", "rust", "cpp", "java", "javascript"] * tasks,
+            strict=False,
+        )
+    ]
     skill = {0: 0.3}
     parents, depth, status, lines = {0: None}, {0: 0}, {0: "active"}, {0: ["SKILL = 0"]}
     t0 = run.node(0).created_at
@@ -232,25 +315,49 @@ def make_big_run(path: Path, n: int = 1000, tasks: int = 50, seed: int = 7) -> R
             ok = rng.random() < skill[i]
             ts = created + 1 + k * 0.5
             log = f"logs/eval/{i}/{task}" if i % 10 == 0 else None
-            evals.append((i, task, "polyglot", int(ok), int(not ok and rng.random() < 0.2),
-                          3 if ok else 1, 3, 40.0, 0.005, log, ts))
+            evals.append(
+                (
+                    i,
+                    task,
+                    "polyglot",
+                    int(ok),
+                    int(not ok and rng.random() < 0.2),
+                    3 if ok else 1,
+                    3,
+                    40.0,
+                    0.005,
+                    log,
+                    ts,
+                )
+            )
             usage.append((ts, f"e{i}-{k}", i, task, "solve", "m", 30000, 2500, 0, 0.0055))
     with run.db.transaction() as conn:
         conn.executemany(
             "INSERT INTO nodes(id, parent_id, commit_sha, depth, created_at, status, origin, meta)"
             " VALUES (?,?,?,?,?,?,?,'{}')",
-            [(i, parents[i], shas[i], depth[i], t0 + i * 36.0, status[i],
-              f"Problem statement {i}: make the agent better at task family {i % 7}.")
-             for i in range(1, n)],
+            [
+                (
+                    i,
+                    parents[i],
+                    shas[i],
+                    depth[i],
+                    t0 + i * 36.0,
+                    status[i],
+                    f"Problem statement {i}: make the agent better at task family {i % 7}.",
+                )
+                for i in range(1, n)
+            ],
         )
         conn.executemany(
             "INSERT INTO evaluations(node_id, task_id, benchmark, resolved, empty_patch,"
             " tests_passed, tests_total, agent_seconds, cost_usd, log_dir, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)", evals,
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            evals,
         )
         conn.executemany(
             "INSERT INTO llm_usage(ts, job_id, node_id, task_id, role, model, input_tokens,"
-            " output_tokens, cached_tokens, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?)", usage,
+            " output_tokens, cached_tokens, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            usage,
         )
     run.archive.set_refs({i: shas[i] for i in range(1, n)})
     for e in evals:
@@ -272,19 +379,34 @@ def _fast_import(run: Run, parents: dict, lines: dict) -> dict[int, str]:
         message = f"node {i}"
         source = f"from {seed_sha}" if parents[i] == 0 else f"from :{parents[i]}"
         stream += [
-            "commit refs/dgm-synthetic/tmp", f"mark :{i}",
+            "commit refs/dgm-synthetic/tmp",
+            f"mark :{i}",
             "committer dgm <dgm@localhost> 1700000000 +0000",
-            f"data {len(message)}", message, source,
-            f"M 100644 inline agent.py", f"data {len(body.encode())}", body,
+            f"data {len(message)}",
+            message,
+            source,
+            "M 100644 inline agent.py",
+            f"data {len(body.encode())}",
+            body,
         ]
     marks = run.path / "marks.tmp"
     subprocess.run(
-        ["git", "--git-dir", str(run.archive.path), "fast-import", "--quiet",
-         f"--export-marks={marks}"],
-        input="\n".join(stream) + "\n", text=True, check=True,
+        [
+            "git",
+            "--git-dir",
+            str(run.archive.path),
+            "fast-import",
+            "--quiet",
+            f"--export-marks={marks}",
+        ],
+        input="\n".join(stream) + "\n",
+        text=True,
+        check=True,
     )
-    subprocess.run(["git", "--git-dir", str(run.archive.path), "update-ref", "-d",
-                    "refs/dgm-synthetic/tmp"], check=True)
+    subprocess.run(
+        ["git", "--git-dir", str(run.archive.path), "update-ref", "-d", "refs/dgm-synthetic/tmp"],
+        check=True,
+    )
     shas = {}
     for line in marks.read_text().splitlines():
         mark, sha = line.split()

@@ -34,14 +34,17 @@ def _containers(job: str) -> list:
     return docker_client().containers.list(all=True, filters={"label": f"{LABEL_JOB}={job}"})
 
 
-def _bridge_gateway() -> str:
-    return docker_client().networks.get("bridge").attrs["IPAM"]["Config"][0]["Gateway"]
+def _host_address() -> str:
+    """The host's own non-loopback address (the route a container would take)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent for UDP connect
+        return probe.getsockname()[0]
 
 
 def test_no_network_not_even_the_host(runtime_image: str) -> None:
     server = socket.create_server(("0.0.0.0", 0))
     port = server.getsockname()[1]
-    gateway = _bridge_gateway()
+    gateway = _host_address()
     socket.create_connection((gateway, port), timeout=5).close()  # reachable from outside
     probe = textwrap.dedent(f"""
         import socket

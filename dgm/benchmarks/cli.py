@@ -1,0 +1,176 @@
+"""`dgm eval` (evaluate any agent codebase) and `dgm bench` (benchmark data and images)."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from dgm.errors import DgmError, NotFoundError
+
+console = Console()
+bench_app = typer.Typer(help="Benchmark data and images: fetch, list, build-suite.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)
+    app.add_typer(bench_app, name="bench")
+
+
+def resolve_agent(agent: str, tmp: Path) -> tuple[object, str | None]:
+    """AGENT -> (AgentRef, the run's model if it came from a run)."""
+    from dgm.jobs.evaluate import BUILTINS, AgentRef
+
+    if agent in BUILTINS:
+        return AgentRef.reference(agent), None
+    path = Path(agent)
+    if path.is_dir():
+        if not (path / "agent.toml").is_file():
+            raise DgmError(f"{path} has no agent.toml", "AGENT is a folder with agent.toml")
+        return AgentRef(str(path.resolve())), None
+    run_dir, sep, node = agent.rpartition(":")
+    if sep and Path(run_dir).is_dir():
+        from dgm.store import Run
+
+        with Run.open(run_dir) as run:
+            record = run.node(node)
+            dest = run.checkout(record.id, tmp / f"node-{record.id}")
+            return AgentRef(str(dest), commit=record.commit), run.config.llm.model
+    raise NotFoundError(
+        f"agent {agent!r} is not a folder, RUN_DIR:NODE, oracle or null",
+        "give an agent folder (with agent.toml), RUN_DIR:NODE, `oracle` or `null`",
+    )
+
+
+def eval_command(
+    agent: Annotated[str, typer.Argument(help="Agent folder, RUN_DIR:NODE, oracle or null.")],
+    benchmark: Annotated[
+        str, typer.Option("--benchmark", "-b", help="polyglot, swebench or swebench:FILE")
+    ] = "polyglot",
+    data: Annotated[str | None, typer.Option(help="Benchmark checkout or data file.")] = None,
+    subset: Annotated[
+        str, typer.Option(help="small, medium, full, a language, or @ids.txt")
+    ] = "small",
+    llm: Annotated[str | None, typer.Option("--llm", help="Model for the agent.")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Tasks evaluated at once.")] = 1,
+    out: Annotated[Path | None, typer.Option(help="Results folder.")] = None,
+    agent_timeout: Annotated[int, typer.Option(min=1, help="Agent seconds per task.")] = 600,
+    test_timeout: Annotated[int, typer.Option(min=1, help="Judge seconds per task.")] = 300,
+    max_steps: Annotated[int, typer.Option(min=1, help="Agent step limit per task.")] = 50,
+    memory: Annotated[str, typer.Option(help="Memory per container.")] = "4g",
+) -> None:
+    """Evaluate an agent on benchmark tasks; prints passed/total per language."""
+    from dgm.benchmarks import load_benchmark
+    from dgm.benchmarks.runner import Summary, evaluate_agent, missing_images, write_results
+    from dgm.jobs.evaluate import EvalContext
+
+    tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
+    if not tasks:
+        raise DgmError(f"subset {subset!r} of {benchmark} holds no tasks", "choose another")
+    missing = missing_images(tasks)
+    if missing:
+        raise NotFoundError("images missing: " + "; ".join(missing), "build them, then retry")
+    out = out or Path("eval-results") / time.strftime("%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dgm-eval-agent-") as tmp:
+        ref, run_model = resolve_agent(agent, Path(tmp))
+        model = None if ref.builtin else (llm or run_model or "scripted/echo")  # type: ignore[attr-defined]
+        gateway = _gateway(model, out) if model else None
+        header = {
+            "agent": agent, "benchmark": benchmark, "subset": subset, "model": model,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "tasks": len(tasks),
+        }  # fmt: skip
+        try:
+            outcomes = _run_with_progress(
+                ref, tasks, out, workers, model, memory, agent_timeout, max_steps,
+                EvalContext(gateway=gateway),
+            )  # fmt: skip
+        finally:
+            if gateway is not None:
+                gateway.stop()
+    path = write_results(out, header, outcomes)
+    summary = Summary.of(outcomes)
+    for language, score in summary.by_language.items():
+        console.print(f"{language:<12} {score.passed}/{score.total}")
+    console.print(f"[bold]{'total':<12} {summary.total.passed}/{summary.total.total}[/bold]")
+    errors = [o for o in outcomes if o.error]
+    if errors:
+        console.print(f"{len(errors)} task(s) recorded an error; see their result.json")
+    console.print(f"results: {path}")
+
+
+def _gateway(model: str, out: Path) -> object:
+    from dgm.gateway import Gateway
+
+    return Gateway(model, run="eval", log_dir=out / "logs", port=None).start()
+
+
+def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, ctx):  # noqa: ANN001, ANN202
+    from dgm.benchmarks.runner import evaluate_agent
+
+    passed = 0
+    columns = (
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    )
+    with Progress(*columns, console=console) as progress:
+        bar = progress.add_task("evaluating", total=len(tasks))
+
+        def done(outcome) -> None:  # noqa: ANN001
+            nonlocal passed
+            passed += outcome.resolved
+            progress.update(bar, advance=1, description=f"resolved {passed}")
+
+        return evaluate_agent(
+            ref, tasks, out, workers=workers, model=model, limits={"memory": memory},
+            agent_timeout_s=timeout, max_steps=steps, ctx=ctx, on_done=done,
+        )  # fmt: skip
+
+
+@bench_app.command("fetch")
+def fetch(
+    name: Annotated[str, typer.Argument(help="polyglot")],
+    dest: Annotated[Path | None, typer.Option(help="Where to clone it.")] = None,
+) -> None:
+    """Clone a benchmark at its pinned commit (needs network)."""
+    from dgm.benchmarks import polyglot
+
+    if name != "polyglot":
+        raise DgmError(f"nothing to fetch for {name!r}", "only `polyglot` is fetched")
+    dest = dest or polyglot.default_dir()
+    if dest.exists():
+        raise DgmError(f"{dest} already exists", "remove it first, or use it with --data")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for cmd in (
+        ["git", "clone", "-q", polyglot.REPO_URL, str(dest)],
+        ["git", "-C", str(dest), "checkout", "-q", polyglot.PINNED_COMMIT],
+    ):
+        if subprocess.run(cmd).returncode != 0:
+            raise DgmError(f"`{' '.join(cmd)}` failed", "check the network, or clone by hand")
+    console.print(f"polyglot benchmark at {dest} (commit {polyglot.PINNED_COMMIT})")
+
+
+@bench_app.command("list")
+def list_tasks(
+    benchmark: Annotated[str, typer.Argument(help="polyglot, swebench or swebench:FILE")],
+    subset: Annotated[str, typer.Option(help="small, medium, full, a language, @file")] = "full",
+    data: Annotated[str | None, typer.Option(help="Benchmark checkout or data file.")] = None,
+) -> None:
+    """Print the task ids of a subset."""
+    from dgm.benchmarks import load_benchmark
+
+    for task in load_benchmark(benchmark, data).tasks(subset):
+        console.print(task.id, highlight=False)
+
+
+@bench_app.command("build-suite")
+def build_suite(force: Annotated[bool, typer.Option(help="Rebuild.")] = False) -> None:
+    """Build the image of dgm's own SWE-format suite (offline, FROM the runtime image)."""
+    from dgm.benchmarks import suite_image
+
+    suite_image.build(log=console.print, force=force)

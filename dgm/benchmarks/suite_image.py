@@ -1,0 +1,95 @@
+"""The image of dgm's own SWE-bench-format suite (eval/swe-dgm-suite), built offline.
+
+It is the runtime image plus the tinyutil repository at its base commit in /testbed.
+Its tag is `dgm/swe-dgm-suite:<hash>`, the hash covering the recipe, the repository and
+the runtime image's own tag, so any change rebuilds it. Instances name the image without
+a tag (`dgm/swe-dgm-suite`); loading them resolves it to the current tag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+
+from dgm.errors import NotFoundError, SandboxError
+from dgm.paths import REPO_ROOT
+
+SUITE_DIR = REPO_ROOT / "eval" / "swe-dgm-suite"
+INSTANCES = SUITE_DIR / "instances.jsonl"
+IMAGE = "dgm/swe-dgm-suite"
+BUILD_COMMAND = "dgm bench build-suite"
+
+
+def _recipe_files() -> list[Path]:
+    files = [SUITE_DIR / "Dockerfile", SUITE_DIR / ".dockerignore"]
+    files += (p for p in (SUITE_DIR / "repo").rglob("*") if p.is_file() and _kept(p))
+    return sorted(files)
+
+
+def _kept(path: Path) -> bool:
+    return "__pycache__" not in path.parts and path.suffix != ".pyc"
+
+
+def base_commit() -> str:
+    first = INSTANCES.read_text().splitlines()[0]
+    return json.loads(first)["base_commit"]
+
+
+@cache
+def tag() -> str:
+    from dgm.sandbox import images
+
+    digest = hashlib.sha256(f"runtime {images.tag('runtime')}\n".encode())
+    digest.update(f"base {base_commit()}\n".encode())
+    for path in _recipe_files():
+        digest.update(f"\n{path.relative_to(SUITE_DIR)}\n".encode())
+        digest.update(path.read_bytes())
+    return f"{IMAGE}:{digest.hexdigest()[:12]}"
+
+
+def image_for(name: str) -> str:
+    """An instance's image: our suite's name resolves to its current tag."""
+    return tag() if name == IMAGE else name
+
+
+def check() -> str:
+    """The suite image's tag; NotFoundError naming the build command when it is missing."""
+    from dgm.sandbox import images
+
+    try:
+        return images.resolve(tag())
+    except NotFoundError:
+        raise NotFoundError(
+            f"the SWE-format suite image {tag()} is not built", f"run `{BUILD_COMMAND}`"
+        ) from None
+
+
+def build(log=print, force: bool = False) -> str:  # noqa: ANN001 - a print-like callable
+    """Build the suite image (and the runtime image below it) offline; returns its tag."""
+    from dgm.sandbox import images
+    from dgm.sandbox.docker_client import docker_client
+
+    runtime = images.build("runtime", log=log)
+    full = tag()
+    client = docker_client(timeout=600)
+    if not force and client.images.list(name=full):
+        log(f"swe-dgm-suite: {full} is up to date")
+        return full
+    log(f"swe-dgm-suite: building {full}")
+    stream = client.api.build(
+        path=str(SUITE_DIR),
+        tag=full,
+        buildargs={"BASE_IMAGE": runtime, "BASE_COMMIT": base_commit()},
+        labels={"dgm.image": "swe-dgm-suite"},
+        rm=True,
+        forcerm=True,
+        pull=False,
+        decode=True,
+    )
+    for event in stream:
+        if "error" in event:
+            raise SandboxError(f"building {full} failed: {event['error'].strip()}")
+    log(f"swe-dgm-suite: built {full}")
+    return full

@@ -1,0 +1,219 @@
+"""The expand job: one self-improvement step of a parent agent.
+
+    diagnose  evidence about the parent (see diagnose.py) -> problem statement,
+              through the gateway as role `diagnose`
+    solve     the PARENT's own agent runs `solve` in a sandbox on a writable git copy of
+              its own source, with that problem statement (role `self_improve`)
+    diff      the harness, not the agent, takes the diff of that copy
+    smoke     the child's own `smoke` command, in a fresh sandbox, must pass
+
+The job never touches the store: it returns the diff and the problem statement, and the
+loop commits the child. Empty diffs and children that fail their smoke test come back
+with their reason, to be recorded, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from dgm.benchmarks.polyglot import git_init
+from dgm.gateway import BudgetRefused, JobBinding, LLMCallError, short_socket_path
+from dgm.jobs.agent_run import AgentRunRequest, run_agent
+from dgm.jobs.diagnose import (
+    SPECIAL_STATEMENTS,
+    ImprovementTarget,
+    diagnosis_request,
+    parse_diagnosis,
+    problem_statement,
+)
+from dgm.sandbox import Limits
+from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
+
+SELF_IMPROVE_PREAMBLE = (
+    "The repository in your working directory is the source code of the coding agent "
+    "that you are (its entry points are named in agent.toml). Improve the agent as "
+    "follows.\n\n"
+)
+SELF_IMPROVE_FOOTER = (
+    "\n\nKeep the agent working: its own tests (the `smoke` command in agent.toml) must "
+    "still pass, and add a test for what you change."
+)
+SMOKE_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class ExpandSettings:
+    run: str
+    image: str = "runtime"
+    max_steps: int = 80
+    timeout_s: int = 1800
+    smoke_test: bool = True
+    limits: Limits = Limits()
+    backend: str = "docker"
+
+
+@dataclass(frozen=True)
+class ExpandResult:
+    status: str
+    """`ok`, `empty_patch`, `smoke_failed`, `agent_error` or `diagnosis_failed`."""
+    problem_statement: str
+    diff: str = ""
+    reason: str = ""
+    diagnosis: dict[str, str] | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_expand(
+    job_id: str,
+    parent: int,
+    parent_code: Path,
+    target: ImprovementTarget,
+    log_dir: Path,
+    gateway: Any,
+    settings: ExpandSettings,
+) -> ExpandResult:
+    started = time.monotonic()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    (log_dir / "target.json").write_text(json.dumps(target.to_dict(), indent=2))
+    diagnosis: dict[str, str] | None = None
+    if target.kind not in SPECIAL_STATEMENTS:
+        try:
+            diagnosis = _diagnose(job_id, parent, parent_code, target, log_dir, gateway, settings)
+        except (LLMCallError, BudgetRefused, ValueError) as exc:
+            return _finish(log_dir, started, "diagnosis_failed", "", reason=str(exc))
+    statement = problem_statement(target, diagnosis)
+    (log_dir / "problem_statement.md").write_text(statement)
+
+    with tempfile.TemporaryDirectory(prefix="dgm-expand-") as tmp:
+        workspace = Path(tmp) / "work"
+        shutil.copytree(parent_code, workspace, symlinks=True)
+        base = git_init(workspace)
+        labels = {LABEL_RUN: settings.run, LABEL_JOB: job_id}
+        request = AgentRunRequest(
+            agent_dir=parent_code,
+            image=settings.image,
+            task_file={
+                "id": f"self-improve/{job_id}",
+                "problem_statement": SELF_IMPROVE_PREAMBLE + statement + SELF_IMPROVE_FOOTER,
+                "language": "python",
+                "max_steps": settings.max_steps,
+                "time_limit_s": settings.timeout_s,
+            },
+            base_commit=base,
+            timeout_s=settings.timeout_s + 60,
+            limits=settings.limits,
+            workspace=workspace,
+            labels=labels,
+        )
+        binding = JobBinding(settings.run, job_id, str(parent), None, "self_improve")
+        endpoint = gateway.bind_job(
+            binding,
+            socket_path=short_socket_path(f"{job_id}-si"),
+            log_path=log_dir / "llm-self_improve.jsonl",
+        )
+        try:
+            agent = run_agent(request, log_dir / "out", endpoint, settings.backend)
+        finally:
+            gateway.unbind(endpoint)
+        (log_dir / "patch.diff").write_text(agent.patch)
+        (log_dir / "agent_output.txt").write_text(agent.output)
+        if agent.trajectory is not None:
+            shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
+        if agent.error:
+            return _finish(log_dir, started, "agent_error", statement, reason=agent.error,
+                           diagnosis=diagnosis)  # fmt: skip
+        if not agent.patch.strip():
+            why = "the agent changed nothing" + (" (timed out)" if agent.timed_out else "")
+            return _finish(log_dir, started, "empty_patch", statement, reason=why,
+                           diagnosis=diagnosis)  # fmt: skip
+        child = _apply(workspace, agent.patch)
+        if settings.smoke_test:
+            passed, output = _smoke(child, log_dir, labels, settings)
+            if not passed:
+                return _finish(log_dir, started, "smoke_failed", statement, agent.patch,
+                               reason=f"the child's smoke test failed: {output[-1500:]}",
+                               diagnosis=diagnosis)  # fmt: skip
+    return _finish(log_dir, started, "ok", statement, agent.patch, diagnosis=diagnosis)
+
+
+def _diagnose(
+    job_id: str,
+    parent: int,
+    parent_code: Path,
+    target: ImprovementTarget,
+    log_dir: Path,
+    gateway: Any,
+    settings: ExpandSettings,
+) -> dict[str, str]:
+    request = diagnosis_request(target, parent_code)
+    binding = JobBinding(settings.run, job_id, str(parent), target.task_id, "diagnose")
+    endpoint = gateway.bind_job(binding, log_path=log_dir / "llm-diagnose.jsonl")
+    try:
+        answer = gateway.complete(endpoint, request)
+    finally:
+        gateway.unbind(endpoint)
+    text = answer["choices"][0]["message"].get("content") or ""
+    diagnosis = parse_diagnosis(text)
+    (log_dir / "diagnosis.json").write_text(json.dumps(diagnosis, indent=2))
+    return diagnosis
+
+
+def _apply(workspace: Path, patch: str) -> Path:
+    """Apply the agent's patch to our own pristine copy (our .git: no agent hooks or
+    config can run on the host)."""
+    patch_file = workspace.parent / "child.diff"
+    patch_file.write_text(patch if patch.endswith("\n") else patch + "\n")
+    subprocess.run(
+        ["git", "apply", "--binary", "--whitespace=nowarn", str(patch_file)],
+        cwd=workspace,
+        check=True,
+        capture_output=True,
+        env={"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(workspace.parent), "PATH": "/usr/bin:/bin"},
+    )
+    return workspace
+
+
+def _smoke(
+    child: Path, log_dir: Path, labels: dict[str, str], settings: ExpandSettings
+) -> tuple[bool, str]:
+    """The child's own `smoke` command, run as the child's agent in a fresh sandbox."""
+    request = AgentRunRequest(
+        agent_dir=child,
+        image=settings.image,
+        task_file={"id": "smoke", "problem_statement": "", "language": "python"},
+        base_commit="HEAD",
+        timeout_s=SMOKE_TIMEOUT_S,
+        limits=settings.limits,
+        workspace=child,
+        command="smoke",
+        labels=labels,
+    )
+    result = run_agent(request, log_dir / "smoke-out", None, settings.backend)
+    (log_dir / "smoke_output.txt").write_text(result.output)
+    return result.exit_code == 0 and not result.timed_out, result.output
+
+
+def _finish(
+    log_dir: Path,
+    started: float,
+    status: str,
+    statement: str,
+    diff: str = "",
+    reason: str = "",
+    diagnosis: dict[str, str] | None = None,
+) -> ExpandResult:
+    result = ExpandResult(
+        status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3)
+    )
+    (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
+    return result

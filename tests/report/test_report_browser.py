@@ -1,0 +1,78 @@
+"""The HTML report in headless Chromium: it loads, a click on a node shows its details.
+
+Screenshots go to test-artifacts/ (git-ignored) for a human to look at.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from browser import Chromium, chromium_path
+from conftest import ARTIFACTS
+from runs import PLAN
+
+from dgm.report.html import write_report
+from dgm.store import Run
+
+pytestmark = pytest.mark.skipif(
+    chromium_path() is None, reason="chromium not installed (apt-get install chromium)"
+)
+
+LOAD_LIMIT_S = 3.0
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Chromium() as chromium:
+        yield chromium
+
+
+def _details(browser: Chromium) -> tuple[str, str]:
+    return (
+        browser.evaluate("document.getElementById('details').dataset.node"),
+        browser.evaluate("document.getElementById('details').textContent"),
+    )
+
+
+def test_small_run_click_node_shows_origin_diff_tasks_and_cost(
+    browser: Chromium, small_run_dir: Path, tmp_path: Path
+) -> None:
+    page = write_report(small_run_dir, tmp_path / "report.html")
+    browser.open(page.as_uri())
+    assert _details(browser)[0] == "3"  # the best node is shown first
+    browser.click('#tree circle[data-id="1"]')
+    node, text = _details(browser)
+    assert node == "1"
+    assert text.startswith("Node 1lineage")
+    assert PLAN[1][1] in text  # origin
+    assert "Diff against node 0" in text and "Before you call finish, run the tests" in text
+    assert "Tasks: 2 of 3 solved" in text
+    assert "self_improve" in text and "diagnose" in text
+    # The diff is coloured: added lines and code tokens get their own classes.
+    assert browser.evaluate("document.querySelectorAll('#details .d-add').length") >= 2
+    # Links to the trajectory and test output resolve to real files beside the run.
+    hrefs = browser.evaluate("[...document.querySelectorAll('#details a[href]')].map(a => a.href)")
+    trajectories = [h for h in hrefs if h.endswith("/trajectory.json")]
+    assert len(trajectories) == 3
+    assert all(Path(h.removeprefix("file://")).is_file() for h in hrefs)
+    browser.screenshot(ARTIFACTS / "report-small.png")
+
+
+def test_thousand_node_report_loads_fast_and_clicks(
+    browser: Chromium, big_run_dir: Path, tmp_path: Path
+) -> None:
+    page = write_report(big_run_dir, tmp_path / "report.html")
+    seconds = browser.open(page.as_uri())
+    assert seconds < LOAD_LIMIT_S, f"1,000-node report took {seconds:.2f} s to load"
+    assert browser.evaluate("document.querySelectorAll('#tree circle.n').length") == 1000
+    with Run.open(big_run_dir) as run:
+        deepest = max(run.nodes(), key=lambda n: (n.depth, n.id))
+    browser.click(f'#tree circle[data-id="{deepest.id}"]')
+    node, text = _details(browser)
+    assert node == str(deepest.id)
+    assert deepest.origin in text
+    assert f"Diff against node {deepest.parent_id}" in text
+    # The heatmap was drawn: one row per evaluated node.
+    assert browser.evaluate("document.getElementById('heat').height") > 500
+    browser.screenshot(ARTIFACTS / "report-1000.png")
