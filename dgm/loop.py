@@ -275,7 +275,9 @@ class MetaLoop:
         if self._crashes >= MAX_CONSECUTIVE_CRASHES:
             return f"{self._crashes} jobs in a row crashed; last: {self._last_crash}"
         limits = self.config.limits
-        if limits.budget_usd is not None and self.run_store.spend_usd() >= limits.budget_usd:
+        if limits.budget_usd is not None and (
+            self.jobs.run_budget_exhausted() or self.run_store.spend_usd() >= limits.budget_usd
+        ):
             return f"dollar budget reached (${limits.budget_usd:.2f})"
         if limits.max_hours is not None and self.elapsed_s() >= limits.max_hours * 3600:
             return f"time limit reached ({limits.max_hours} h)"
@@ -355,6 +357,10 @@ class JobFactory:
 
     def cancel(self) -> int:
         return 0
+
+    def run_budget_exhausted(self) -> bool:
+        """Whether the LLM gateway refused a call for the run's dollar cap."""
+        return False
 
 
 # -- state from the store -------------------------------------------------------------

@@ -16,7 +16,7 @@ from dgm.benchmarks import load_benchmark
 from dgm.benchmarks.runner import missing_images
 from dgm.benchmarks.staged import stages_for
 from dgm.config import RunConfig
-from dgm.errors import DgmError, NotFoundError, SandboxError
+from dgm.errors import BudgetExceeded, DgmError, NotFoundError, SandboxError
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
 from dgm.jobs.expand import ExpandResult, ExpandSettings, run_expand
@@ -63,6 +63,10 @@ class RunJobs(JobFactory):
             run=self.config.name,
         )
         outcome = evaluate_task(job, EvalContext(self.gateway, self.backend))
+        if not outcome.resolved and self.run_budget_exhausted():
+            # Cut short by the run's dollar cap: no evidence against the agent. The job
+            # is not recorded and runs again on a resume with a higher cap.
+            raise BudgetExceeded("the run's dollar budget was reached during this task")
         evaluation = outcome.to_evaluation(node, self.run.relative(log_dir))
         return replace(evaluation, job_id=job_id)
 
@@ -79,7 +83,13 @@ class RunJobs(JobFactory):
             limits=self.limits,
             backend=self.backend,
         )
-        return run_expand(job_id, parent, code, target, log_dir, self.gateway, settings)
+        result = run_expand(job_id, parent, code, target, log_dir, self.gateway, settings)
+        if result.status != "ok" and self.run_budget_exhausted():
+            raise BudgetExceeded("the run's dollar budget was reached during this expansion")
+        return result
+
+    def run_budget_exhausted(self) -> bool:
+        return self.gateway is not None and self.gateway.run_budget_exhausted()
 
     def task_statement(self, task_id: str) -> str | None:
         try:

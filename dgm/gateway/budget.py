@@ -44,6 +44,8 @@ class Reservation:
 class Ledger:
     def __init__(self, run_cap_usd: float | None = None, spent_before_usd: float = 0.0) -> None:
         self.run_cap_usd = run_cap_usd
+        self.run_cap_hit = False
+        """Set once a call was refused for the run's cap: the run should stop."""
         self.spent_before_usd = spent_before_usd
         self._jobs: dict[str, JobAccount] = {}
         self._reserved_usd = 0.0
@@ -132,6 +134,7 @@ class Ledger:
                 f" budget; this call could cost up to ${max_cost:.4f}"
             )
             hint = "raise limits.budget_usd or lower max_tokens"
+            self.run_cap_hit = True
         if problem:
             self._totals.refused += 1
             raise BudgetRefused(f"budget exceeded: {problem}", hint)

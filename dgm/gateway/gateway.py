@@ -16,9 +16,9 @@ import stat
 import tempfile
 import threading
 import time
-from functools import partial
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,10 +36,10 @@ from dgm.gateway.protocol import (
     output_cap,
     validate_request,
 )
+from dgm.gateway.recorder import Recorder
 from dgm.gateway.retry import RetryPolicy, call_with_retries
 from dgm.gateway.server import build_app
 from dgm.gateway.types import Endpoint, JobBinding, LLMCallError, Usage, UsageRecord, UsageTotals
-from dgm.gateway.recorder import Recorder
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -305,6 +305,7 @@ class Gateway:
         job = self._by_token.get(endpoint.token)
         if job is not None and self._loop is not None:
             self._on_loop(self._unbind(job))
+            self._recorder.flush()  # the job's log and usage are complete on return
 
     async def _unbind(self, job: BoundJob) -> None:
         job.active = False
@@ -315,7 +316,7 @@ class Gateway:
         if job.socket_path is not None:
             job.socket_path.unlink(missing_ok=True)
         if job.log is not None:
-            job.log.close()
+            self._recorder.put(job.log.close)
 
     def _job_for_token(self, request: web.Request) -> BoundJob | None:
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
@@ -391,7 +392,8 @@ class Gateway:
                 if self.on_usage is not None:
                     self._recorder.put(partial(self.on_usage, record))
             if job.log is not None:
-                job.log.append(
+                write_line = partial(
+                    job.log.append,
                     ts=ts,
                     call=call_index,
                     binding=job.binding,
@@ -406,6 +408,7 @@ class Gateway:
                     request=raw,
                     response=answer,
                 )
+                self._recorder.put(write_line)
 
     def _record(
         self,
@@ -437,6 +440,14 @@ class Gateway:
     # -- helpers -----------------------------------------------------------------------
     def totals(self) -> UsageTotals:
         return self.ledger.snapshot()
+
+    def run_budget_exhausted(self) -> bool:
+        """Whether a call was refused because of the run's dollar cap."""
+        return self.ledger.run_cap_hit
+
+    def flush(self) -> None:
+        """Wait until every call so far is in its exchange log and the usage sink."""
+        self._recorder.flush()
 
     def _backend(self, model: str) -> Backend:
         if model not in self._backends:

@@ -164,7 +164,7 @@ def test_hung_upstream_is_cut_at_the_timeout(provider, upstream, make_gateway, r
     started = time.monotonic()
     answer = client.chat.completions.create(model="x", messages=[{"role": "user", "content": "a"}])
     assert answer.choices[0].message.content == "second try"
-    assert 0.5 <= time.monotonic() - started < 5
+    assert 0.5 <= time.monotonic() - started < 10  # the hang lasts 30 s
 
     upstream.push(hang(30), hang(30))
     with pytest.raises(openai.APIStatusError) as caught:
