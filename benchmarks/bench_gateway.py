@@ -5,7 +5,9 @@
 Clients are separate processes speaking HTTP with the stdlib (as the seed agent does: a
 new connection per call) over the job's unix socket and over TCP. Every call goes the
 full way: validation, budget reservation, backend, settlement, exchange log line and
-usage record. Target: overhead under 5 ms p50 (single client).
+usage record. Target: overhead under 5 ms p50 (single client). "CPU ms/call" is the
+gateway process's CPU time per call: the part of the latency that is ours, whatever
+else the machine is doing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import http.client
 import json
 import multiprocessing
+import os
 import socket
 import statistics
 import sys
@@ -85,18 +88,22 @@ def client(target: Target, calls: int, start_at: float) -> tuple[list[float], fl
     return latencies, time.time()
 
 
-def run_clients(target: Target, clients: int, calls: int) -> tuple[list[float], float]:
+def run_clients(target: Target, clients: int, calls: int) -> tuple[list[float], float, float]:
+    """Latencies, wall seconds, and the gateway process's CPU seconds per call."""
     per_client = max(1, calls // clients)
     context = multiprocessing.get_context("spawn")  # no fork of the gateway's threads
     with context.Pool(clients) as pool:
         start_at = time.time() + 1.0 + 0.1 * clients  # let every process start first
         jobs = [pool.apply_async(client, (target, per_client, start_at)) for _ in range(clients)]
+        time.sleep(max(0.0, start_at - time.time()))
+        cpu_before = time.process_time()  # this process is the gateway (all its threads)
         results = [job.get() for job in jobs]
+        cpu = time.process_time() - cpu_before
     latencies = [x for lat, _ in results for x in lat]
-    return latencies, max(end for _, end in results) - start_at
+    return latencies, max(end for _, end in results) - start_at, cpu / len(latencies)
 
 
-def direct(calls: int) -> tuple[list[float], float]:
+def direct(calls: int) -> tuple[list[float], float, float]:
     """The same backend called in-process: the floor the gateway adds to."""
     backend = make_backend("scripted/bench", timeout_s=30)
     ctx = CallContext(JobBinding("bench", "direct"), "scripted/bench", 0, 1024)
@@ -109,16 +116,16 @@ def direct(calls: int) -> tuple[list[float], float]:
             latencies.append(time.perf_counter() - started)
         return latencies
 
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), time.process_time()
     latencies = asyncio.run(loop())
-    return latencies, time.perf_counter() - started
+    return latencies, time.perf_counter() - started, (time.process_time() - cpu_before) / calls
 
 
-def row(name: str, latencies: list[float], wall: float) -> str:
+def row(name: str, latencies: list[float], wall: float, cpu: float) -> str:
     ms = sorted(x * 1000 for x in latencies)
     p50 = statistics.median(ms)
     p99 = ms[min(len(ms) - 1, int(len(ms) * 0.99))]
-    return f"{name:<34} {p50:>9.3f} {p99:>9.3f} {len(ms) / wall:>10.0f}"
+    return f"{name:<34} {p50:>9.3f} {p99:>9.3f} {len(ms) / wall:>10.0f} {cpu * 1000:>10.3f}"
 
 
 def main() -> None:
@@ -162,11 +169,13 @@ def main() -> None:
             ]
         finally:
             gw.stop()
-    print(f"{'':<34} {'p50 ms':>9} {'p99 ms':>9} {'calls/s':>10}")
-    for name, latencies, wall in results:
-        print(row(name, latencies, wall))
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} CPUs, load average {load} (other load skews latency)")
+    print(f"{'':<34} {'p50 ms':>9} {'p99 ms':>9} {'calls/s':>10} {'CPU ms/call':>10}")
+    for result in results:
+        print(row(*result))
     floor = statistics.median(results[0][1]) * 1000
-    for name, latencies, _ in results[1:3]:
+    for name, latencies, *_ in results[1:3]:
         overhead = statistics.median(latencies) * 1000 - floor
         verdict = "ok" if overhead < 5 else "OVER TARGET"
         where = name.split(", ", 1)[1]

@@ -8,9 +8,7 @@ from dgm.errors import DgmError
 __all__ = ["Benchmark", "Task", "Verdict", "load_benchmark"]
 
 
-def load_benchmark(
-    spec: str, data: str | None = None, test_timeout_s: int = 300
-) -> Benchmark:
+def load_benchmark(spec: str, data: str | None = None, test_timeout_s: int = 300) -> Benchmark:
     """`polyglot` (checkout from `data`, $DGM_POLYGLOT_DIR, or `dgm bench fetch`), or
     `swebench[:FILE]` (a local JSON/JSONL file, `data`, or a Hugging Face dataset name)."""
     name, _, arg = spec.partition(":")

@@ -67,19 +67,19 @@ def eval_command(
 ) -> None:
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
-    from dgm.benchmarks.runner import Summary, evaluate_agent, missing_images, write_results
+    from dgm.benchmarks.runner import Summary, missing_images, write_results
     from dgm.jobs.evaluate import EvalContext
 
     tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
     if not tasks:
         raise DgmError(f"subset {subset!r} of {benchmark} holds no tasks", "choose another")
-    missing = missing_images(tasks)
-    if missing:
-        raise NotFoundError("images missing: " + "; ".join(missing), "build them, then retry")
-    out = out or Path("eval-results") / time.strftime("%Y%m%d-%H%M%S")
-    out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="dgm-eval-agent-") as tmp:
         ref, run_model = resolve_agent(agent, Path(tmp))
+        missing = missing_images(tasks)  # before any agent runs or any LLM call is paid
+        if missing:
+            raise NotFoundError("images missing: " + "; ".join(missing), "build them, retry")
+        out = out or Path("eval-results") / time.strftime("%Y%m%d-%H%M%S")
+        out.mkdir(parents=True, exist_ok=True)
         model = None if ref.builtin else (llm or run_model or "scripted/echo")  # type: ignore[attr-defined]
         gateway = _gateway(model, out) if model else None
         header = {
@@ -116,7 +116,10 @@ def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, 
 
     passed = 0
     columns = (
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
     )
     with Progress(*columns, console=console) as progress:
         bar = progress.add_task("evaluating", total=len(tasks))

@@ -35,8 +35,16 @@ ENV_VAR = "DGM_POLYGLOT_DIR"
 # any such file the agent created before restoring the pristine tests.
 RUNNER_FILES: dict[str, tuple[str, ...]] = {
     "python": (
-        "*_test.py", "test_*.py", "conftest.py", "pytest.ini", "tox.ini", "setup.cfg",
-        "pyproject.toml", "*.pth", "sitecustomize.py", "usercustomize.py",
+        "*_test.py",
+        "test_*.py",
+        "conftest.py",
+        "pytest.ini",
+        "tox.ini",
+        "setup.cfg",
+        "pyproject.toml",
+        "*.pth",
+        "sitecustomize.py",
+        "usercustomize.py",
     ),
     "go": ("*_test.go",),
     "rust": ("tests/*", "build.rs", ".cargo/*"),

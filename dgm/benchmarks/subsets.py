@@ -1,10 +1,10 @@
 """Subsets: which task ids a `--subset` names.
 
-    small | medium   the DGM papers' id lists, copied into eval/subsets/
-    full             every task
-    <language>       every task of one language (python, go, rust, cpp, java, javascript)
-    ID[,ID...]       the named tasks
-    @ids.txt         a file of ids: a JSON list, or one id per line (# comments allowed)
+small | medium   the DGM papers' id lists, copied into eval/subsets/
+full             every task
+<language>       every task of one language (python, go, rust, cpp, java, javascript)
+ID[,ID...]       the named tasks
+@ids.txt         a file of ids: a JSON list, or one id per line (# comments allowed)
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ REQUIRED = (
     "instance_id", "repo", "base_commit", "problem_statement", "patch", "test_patch",
     "FAIL_TO_PASS", "PASS_TO_PASS", "image", "eval_script", "log_parser",
 )  # fmt: skip
+_APPLY_FAILED = ">>>>> Patch Apply Failed"
 # The patch is applied the way swebench.harness applies it: the first that works.
 _APPLY = (
     "git apply --verbose /stage/patch.diff || git apply --verbose --3way /stage/patch.diff"
@@ -56,7 +57,9 @@ def read_instances(source: str) -> list[dict[str, Any]]:
     try:
         from swebench.harness.utils import load_swebench_dataset
     except ImportError:
-        raise DgmError("the swebench package is not installed", "pip install 'dgm[swebench]'")
+        raise DgmError(
+            "the swebench package is not installed", "pip install 'dgm[swebench]'"
+        ) from None
     try:
         return [dict(i) for i in load_swebench_dataset(source)]
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds
@@ -72,8 +75,7 @@ def check_instance(instance: dict[str, Any], where: str) -> None:
         iid = instance.get("instance_id", "?")
         raise DgmError(
             f"SWE-bench instance {iid} in {where} lacks {', '.join(missing)}",
-            "dgm grades with swebench 5.x: an instance names its image, eval_script and"
-            " log_parser",
+            "dgm grades with swebench 5.x: an instance names its image, eval_script and log_parser",
         )
 
 
@@ -132,7 +134,7 @@ def make_task(instance: dict[str, Any], source: str, time_limit_s: int) -> Task:
     )
 
 
-def test_spec(task: Task) -> Any:
+def make_spec(task: Task) -> Any:
     """swebench's TestSpec for a task (its eval script records the test exit code)."""
     from swebench.harness.utils import make_test_spec
 
@@ -144,14 +146,14 @@ def judge_swebench(
     task: Task, patch: str, limits: Limits, backend: str = "docker",
     labels: dict[str, str] | None = None,
 ) -> tuple[Verdict, str]:  # fmt: skip
-    spec = test_spec(task)
+    spec = make_spec(task)
     with tempfile.TemporaryDirectory(prefix="dgm-judge-") as tmp:
         stage = Path(tmp)
         (stage / "patch.diff").write_text(patch)
         (stage / "eval.sh").write_text(spec.eval_script.replace(REPO_DIR, "/work"))
         script = (
             f"cp -a {REPO_DIR}/. /work/ && cd /work || exit 90\n"
-            + (f"{{ {_APPLY}; }} || {{ echo '>>>>> Patch Apply Failed'; exit 1; }}\n" if patch else "")
+            + (f"{{ {_APPLY}; }} || {{ echo '{_APPLY_FAILED}'; exit 1; }}\n" if patch else "")
             + "echo '>>>>> Applied Patch'\n/bin/bash /stage/eval.sh\n"
         )  # fmt: skip
         (stage / "judge.sh").write_text(script)

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
 import os
 import secrets
 import stat
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
-from functools import partial
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,51 +22,26 @@ from aiohttp import web
 
 from dgm.config import JobBudget, Price, RunConfig
 from dgm.errors import DgmError
-from dgm.gateway.backends import KEY_VARIABLES, Backend, CallContext, make_backend, provider_of
-from dgm.gateway.budget import Ledger, Reservation
+from dgm.gateway.backends import KEY_VARIABLES, Backend, make_backend, provider_of
+from dgm.gateway.budget import Ledger
+from dgm.gateway.calls import BoundJob, CallPipeline, UsageSink
 from dgm.gateway.exchange_log import ExchangeLog
-from dgm.gateway.pricing import PriceBook, cost_usd
-from dgm.gateway.protocol import (
-    completion,
-    estimate_input_tokens,
-    output_cap,
-    validate_request,
-)
+from dgm.gateway.pricing import PriceBook
 from dgm.gateway.recorder import Recorder
-from dgm.gateway.retry import RetryPolicy, call_with_retries
+from dgm.gateway.retry import RetryPolicy
 from dgm.gateway.server import build_app
-from dgm.gateway.types import Endpoint, JobBinding, LLMCallError, Usage, UsageRecord, UsageTotals
+from dgm.gateway.types import Endpoint, JobBinding, UsageTotals
 
-log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 CONTAINER_SOCKET = "/run/dgm/llm.sock"
 SHUTDOWN_GRACE_S = 2.0  # calls still in flight when a job ends or the gateway stops
-UsageSink = Callable[[UsageRecord], None]
 
 
 def short_socket_path(job_id: str) -> Path:
     """A host path for a job's socket that fits the 107-byte unix socket limit."""
     digest = hashlib.sha256(job_id.encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"dgm-llm-{os.getuid()}" / f"{digest}.sock"
-
-
-@dataclass
-class BoundJob:
-    binding: JobBinding
-    model: str
-    backend: Backend
-    price: Price
-    token: str
-    log: ExchangeLog | None
-    socket_path: Path | None = None
-    runner: web.AppRunner | None = None
-    calls: int = 0
-    active: bool = True
-    key: tuple[str, str] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.key = (self.binding.job_id, self.binding.role)
 
 
 class Gateway:
@@ -108,7 +79,8 @@ class Gateway:
         self.on_usage = on_usage
         self.host, self.port = host, port
         self.default_max_tokens = default_max_tokens
-        self._secrets = tuple(os.environ.get(v, "") for v in KEY_VARIABLES)
+        secrets_ = tuple(v for v in (os.environ.get(n, "") for n in KEY_VARIABLES) if v)
+        self._secrets = secrets_
         self._backends: dict[str, Backend] = {}
         self._by_token: dict[str, BoundJob] = {}
         self._by_key: dict[tuple[str, str], BoundJob] = {}
@@ -116,6 +88,16 @@ class Gateway:
         self._thread: threading.Thread | None = None
         self._tcp_runner: web.AppRunner | None = None
         self._recorder = Recorder()
+        self._calls = CallPipeline(
+            run=run,
+            ledger=self.ledger,
+            prices=self.prices,
+            retry=self.retry,
+            recorder=self._recorder,
+            on_usage=on_usage,
+            default_max_tokens=default_max_tokens,
+            secrets=secrets_,
+        )
 
     @classmethod
     def from_config(
@@ -165,7 +147,7 @@ class Gateway:
             self.prices.require(model)
         if self.port is None:
             return
-        app = build_app(lambda request: self._job_for_token(request), self._call)
+        app = build_app(lambda request: self._job_for_token(request), self._calls.call)
         self._tcp_runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await self._tcp_runner.setup()
         site = web.TCPSite(self._tcp_runner, self.host, self.port)
@@ -292,7 +274,7 @@ class Gateway:
             if not stat.S_ISSOCK(path.lstat().st_mode):
                 raise DgmError(f"{path} exists and is not a socket", "choose another path")
             path.unlink()
-        app = build_app(lambda request: job if job.active else None, self._call)
+        app = build_app(lambda request: job if job.active else None, self._calls.call)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await runner.setup()
         await web.UnixSite(runner, str(path)).start()
@@ -331,111 +313,15 @@ class Gateway:
             job = self._by_token.get(who.token)
             if job is None:
                 raise DgmError(f"job {who.binding.job_id} is not bound", "bind_job it first")
-            return self._on_loop(self._call(job, request))
+            return self._on_loop(self._calls.call(job, request))
         bound = self._by_key.get((who.job_id, who.role))
         if bound is not None:
-            return self._on_loop(self._call(bound, request))
+            return self._on_loop(self._calls.call(bound, request))
         endpoint = self.bind_job(who)
         try:
             return self.complete(endpoint, request)
         finally:
             self.unbind(endpoint)
-
-    async def _call(self, job: BoundJob, raw: Any) -> dict[str, Any]:
-        started, ts = time.monotonic(), time.time()
-        reservation: Reservation | None = None
-        usage, cost, attempts, answer, error = None, 0.0, 0, None, None
-        call_index = job.calls
-        try:
-            if not job.active:
-                raise LLMCallError(
-                    f"job {job.binding.job_id} has ended",
-                    status=401,
-                    type="authentication_error",
-                    code="invalid_token",
-                )
-            request = validate_request(raw)
-            max_out = output_cap(request, self.default_max_tokens)
-            input_estimate = estimate_input_tokens(raw)
-            max_cost = cost_usd(job.price, Usage(input_estimate, max_out))
-            reservation = await self.ledger.reserve(
-                job.binding.job_id, max_cost, input_estimate + max_out
-            )
-            job.calls += 1
-            ctx = CallContext(job.binding, job.model, call_index, max_out)
-            result, attempts = await call_with_retries(
-                lambda: job.backend.complete(raw, ctx), self.retry, provider_of(job.model)[0]
-            )
-            usage = result.usage
-            price = (result.priced_as and self.prices.lookup(result.priced_as)) or job.price
-            cost = cost_usd(price, usage)
-            answer = completion(job.model, result.message, result.finish_reason, usage)
-            return answer
-        except LLMCallError as exc:
-            exc.message = self._redact(exc.message)
-            error = exc
-            raise
-        except asyncio.CancelledError:
-            error = LLMCallError("the call was cancelled", status=499, type="cancelled")
-            raise
-        except Exception as exc:  # a bug in a backend or script: this call fails, not others
-            log.exception("LLM call for job %s failed", job.binding.job_id)
-            error = LLMCallError(
-                self._redact(f"gateway internal error: {exc!r}"), status=500, type="server_error"
-            )
-            raise error from exc
-        finally:
-            latency = time.monotonic() - started
-            if reservation is not None:
-                record = self._record(job, usage, cost, latency, error, ts)
-                self.ledger.settle(reservation, record)
-                if self.on_usage is not None:
-                    self._recorder.put(partial(self.on_usage, record))
-            if job.log is not None:
-                write_line = partial(
-                    job.log.append,
-                    ts=ts,
-                    call=call_index,
-                    binding=job.binding,
-                    model=job.model,
-                    latency_s=latency,
-                    attempts=attempts,
-                    usage=usage,
-                    cost_usd=cost,
-                    error=None
-                    if error is None
-                    else error.body()["error"] | {"status": error.status},
-                    request=raw,
-                    response=answer,
-                )
-                self._recorder.put(write_line)
-
-    def _record(
-        self,
-        job: BoundJob,
-        usage: Usage | None,
-        cost: float,
-        latency: float,
-        error: LLMCallError | None,
-        ts: float,
-    ) -> UsageRecord:
-        usage = usage or Usage()
-        b = job.binding
-        return UsageRecord(
-            run=b.run or self.run,
-            job_id=b.job_id,
-            node_id=b.node_id,
-            task_id=b.task_id,
-            role=b.role,
-            model=job.model,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cached_tokens=usage.cached_tokens,
-            cost_usd=cost,
-            latency_s=latency,
-            ts=ts,
-            error=None if error is None else f"{error.status} {error.type}: {error.message}"[:500],
-        )
 
     # -- helpers -----------------------------------------------------------------------
     def totals(self) -> UsageTotals:
@@ -453,12 +339,6 @@ class Gateway:
         if model not in self._backends:
             self._backends[model] = make_backend(model, self.retry.timeout_s)
         return self._backends[model]
-
-    def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret:
-                text = text.replace(secret, "[redacted]")
-        return text
 
     def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._loop is None:

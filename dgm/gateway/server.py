@@ -18,7 +18,7 @@ from dgm.gateway.protocol import stream_chunks
 from dgm.gateway.types import LLMCallError
 
 if TYPE_CHECKING:
-    from dgm.gateway.gateway import BoundJob
+    from dgm.gateway.calls import BoundJob
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Jobs: pure functions of serialisable inputs that the executors run.
 
-    agent_run.py   run an agent codebase's `solve` in a sandbox, take the diff
-    evaluate.py    the eval job: agent container, then a fresh judge container
+agent_run.py   run an agent codebase's `solve` in a sandbox, take the diff
+evaluate.py    the eval job: agent container, then a fresh judge container
 """

@@ -46,7 +46,7 @@ class Manifest:
         if which not in self.commands:
             raise DgmError(
                 f"agent {self.name!r} has no `{which}` command in agent.toml",
-                f"add `{which} = \"...\"` under [commands]",
+                f'add `{which} = "..."` under [commands]',
             )
         try:
             return self.commands[which].format(**PLACEHOLDERS)

@@ -82,7 +82,8 @@ class EvalJob:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalJob:
-        return cls(**{**data, "agent": AgentRef(**data["agent"]), "task": Task.from_dict(data["task"])})
+        agent, task = AgentRef(**data["agent"]), Task.from_dict(data["task"])
+        return cls(**{**data, "agent": agent, "task": task})
 
 
 @dataclass

@@ -152,7 +152,22 @@ def _build_locked(name: str, log: Log, force: bool) -> str:
     else:
         _docker_build(name, full, parent_tag, log)
     log(f"{name}: built {full} in {time.monotonic() - started:.0f} s")
+    _untag_older(client, name, full, log)
     return full
+
+
+def _untag_older(client: object, name: str, keep: str, log: Log) -> None:
+    """Drop tags of earlier recipes; an image still used by a container stays."""
+    import docker
+
+    for image in client.images.list(name=f"dgm/{name}"):  # type: ignore[attr-defined]
+        for old in image.tags:
+            if old != keep:
+                try:
+                    client.images.remove(old)  # type: ignore[attr-defined]
+                    log(f"{name}: removed the older {old}")
+                except docker.errors.APIError:
+                    pass
 
 
 def _base_suite() -> str:

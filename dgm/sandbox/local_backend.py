@@ -74,10 +74,19 @@ class LocalSandbox:
     def _argv(self, cmd: list[str] | str, workdir: str) -> list[str]:
         if not self.bwrap:
             return as_argv(cmd)
-        argv = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for hidden in _HIDDEN_HOST_DIRS:
-            if Path(hidden).is_dir() and not Path(hidden).is_symlink():
-                argv += ["--tmpfs", hidden]
+        # A fresh root holding read-only binds of the host's top-level folders (so new
+        # mount points such as /agent can be made), with home folders and /tmp hidden.
+        argv = [self.bwrap, "--tmpfs", "/", "--dev", "/dev", "--proc", "/proc"]
+        for entry in sorted(Path("/").iterdir()):
+            name = str(entry)
+            if name in ("/dev", "/proc", "/sys") or name in self.paths:
+                continue
+            if entry.is_symlink():
+                argv += ["--symlink", str(entry.readlink()), name]
+            elif name in _HIDDEN_HOST_DIRS:
+                argv += ["--tmpfs", name]
+            elif entry.is_dir():
+                argv += ["--ro-bind", name, name]
         for target, source in sorted(self.paths.items()):
             read_only = any(m.target == target and m.read_only for m in self.spec.mounts)
             argv += ["--ro-bind" if read_only else "--bind", str(source), target]

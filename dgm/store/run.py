@@ -53,7 +53,7 @@ class Run:
     @classmethod
     def create(cls, path: str | Path, config: RunConfig, seed: str | Path) -> Run:
         """Create a run with the codebase at `seed` as its root node (id 0)."""
-        path = Path(path)
+        path = Path(path).resolve()  # git resolves relative paths against its own cwd
         seed = Path(seed)
         if (path / CONFIG_FILE).exists() or (path / DB_FILE).exists():
             raise RunDirError(
@@ -81,7 +81,7 @@ class Run:
 
     @classmethod
     def open(cls, path: str | Path) -> Run:
-        path = Path(path)
+        path = Path(path).resolve()
         if not path.is_dir():
             raise RunDirError(f"run directory {path} does not exist", "check the path")
         missing = [n for n in (CONFIG_FILE, DB_FILE, ARCHIVE_DIR) if not (path / n).exists()]

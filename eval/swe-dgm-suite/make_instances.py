@@ -34,47 +34,59 @@ BUGS = [
         "is_leap_year() says 1900 was a leap year. In the Gregorian calendar a year "
         "divisible by 100 is a leap year only if it is also divisible by 400, so 1900 "
         "and 2100 are not leap years but 2000 is. days_in_month(1900, 2) returns 29 too.",
-        {"tinyutil/dates.py": (
-            "return year % 4 == 0\n",
-            "return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n",
-        )},
-        {"tests/test_dates.py": (
-            "\n\ndef test_century_leap_years():\n    assert not is_leap_year(1900)\n"
-            "    assert not is_leap_year(2100)\n    assert is_leap_year(2000)\n"
-            "    assert days_in_month(1900, 2) == 28\n"
-        )},
+        {
+            "tinyutil/dates.py": (
+                "return year % 4 == 0\n",
+                "return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n",
+            )
+        },
+        {
+            "tests/test_dates.py": (
+                "\n\ndef test_century_leap_years():\n    assert not is_leap_year(1900)\n"
+                "    assert not is_leap_year(2100)\n    assert is_leap_year(2000)\n"
+                "    assert days_in_month(1900, 2) == 28\n"
+            )
+        },
     ),
     (
         2,
         "to_roman(4) returns 'IIII' and to_roman(1994) returns 'MDCCCCLXXXXIIII'. Roman "
         "numerals use subtractive notation: 4 is IV, 9 is IX, 40 XL, 90 XC, 400 CD, 900 CM, "
         "so 1994 should be 'MCMXCIV'.",
-        {"tinyutil/numbers.py": (
-            '_NUMERALS = [(1000, "M"), (500, "D"), (100, "C"), (50, "L"), (10, "X"), '
-            '(5, "V"), (1, "I")]\n',
-            '_NUMERALS = [\n    (1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"),'
-            ' (90, "XC"),\n    (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"),'
-            ' (1, "I"),\n]\n',
-        )},
-        {"tests/test_numbers.py": (
-            '\n\ndef test_roman_subtractive():\n    assert to_roman(4) == "IV"\n'
-            '    assert to_roman(9) == "IX"\n    assert to_roman(1994) == "MCMXCIV"\n'
-        )},
+        {
+            "tinyutil/numbers.py": (
+                '_NUMERALS = [(1000, "M"), (500, "D"), (100, "C"), (50, "L"), (10, "X"), '
+                '(5, "V"), (1, "I")]\n',
+                '_NUMERALS = [\n    (1000, "M"), (900, "CM"), (500, "D"), (400, "CD"),'
+                ' (100, "C"), (90, "XC"),\n    (50, "L"), (40, "XL"), (10, "X"), (9, "IX"),'
+                ' (5, "V"), (4, "IV"), (1, "I"),\n]\n',
+            )
+        },
+        {
+            "tests/test_numbers.py": (
+                '\n\ndef test_roman_subtractive():\n    assert to_roman(4) == "IV"\n'
+                '    assert to_roman(9) == "IX"\n    assert to_roman(1994) == "MCMXCIV"\n'
+            )
+        },
     ),
     (
         3,
         "slugify('  Hello,  World! ') returns '--hello---world--' instead of "
         "'hello-world'. A run of characters that are not letters or digits should become "
         "a single dash, and the slug should not start or end with a dash.",
-        {"tinyutil/text.py": (
-            'return re.sub(r"[^a-z0-9]", "-", text.lower())\n',
-            'return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")\n',
-        )},
-        {"tests/test_text.py": (
-            '\n\ndef test_slugify_punctuation():\n'
-            '    assert slugify("  Hello,  World! ") == "hello-world"\n'
-            '    assert slugify("a--b") == "a-b"\n'
-        )},
+        {
+            "tinyutil/text.py": (
+                'return re.sub(r"[^a-z0-9]", "-", text.lower())\n',
+                'return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")\n',
+            )
+        },
+        {
+            "tests/test_text.py": (
+                "\n\ndef test_slugify_punctuation():\n"
+                '    assert slugify("  Hello,  World! ") == "hello-world"\n'
+                '    assert slugify("a--b") == "a-b"\n'
+            )
+        },
     ),
 ]
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.docker
 SEARCH = r"""
 found=/out/found.txt; : > $found
 find / \( -path /proc -o -path /sys -o -path /dev \) -prune -o \
-  \( -name "$NAME1""$NAME2" -o -name 'example*' -o -name '.meta' -o -name 'reference.diff' \) \
+  \( -name "$NAME1""$NAME2" -o -name 'example.py' -o -name '.meta' -o -name 'reference.diff' \) \
   -print 2>/dev/null >> $found
 grep -rIl --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev -e "$TEXT1""$TEXT2" \
   -e "$TEXT3""$TEXT4" / 2>/dev/null >> $found
@@ -55,13 +55,12 @@ def test_polyglot_agent_finds_no_hidden_test_or_reference(
     assert not outcome.resolved
 
 
-def test_swebench_agent_finds_no_test_patch_or_gold_patch(
-    suite_image: str, tmp_path: Path
-) -> None:
-    task = SweBenchmark().task("dgm__tinyutil-1")
-    env = {"NAME1": "reference", "NAME2": ".diff", "TEXT1": "test_century_", "TEXT2": "leap",
-           "TEXT3": "year % 100 != 0 or ", "TEXT4": "year % 400"}  # fmt: skip
-    assert "test_century_leap" in task.meta["test_patch"] and "year % 400" in task.meta["patch"]
+def test_swebench_agent_finds_no_test_patch_or_gold_patch(suite_image: str, tmp_path: Path) -> None:
+    task = SweBenchmark().task("dgm__tinyutil-2")
+    env = {"NAME1": "reference", "NAME2": ".diff", "TEXT1": "test_roman_", "TEXT2": "subtractive",
+           "TEXT3": '(400, "CD"), ', "TEXT4": '(100, "C")'}  # fmt: skip
+    assert "test_roman_subtractive" in task.meta["test_patch"]
+    assert '(400, "CD"), (100, "C")' in task.meta["patch"]
     _evaluate(_agent(tmp_path, "searcher", SEARCH, env), task, tmp_path)
     assert (tmp_path / "log" / "out" / "done.txt").is_file()
     assert (tmp_path / "log" / "out" / "found.txt").read_text() == ""

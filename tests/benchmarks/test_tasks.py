@@ -105,7 +105,9 @@ def test_staged_stages_and_gate(bench: polyglot.PolyglotBenchmark) -> None:
     assert staged.next_stage(stages, {1: Score(4, 10)}) == stages[1]
     n2 = len(stages[1].task_ids)
     assert staged.next_stage(stages, {1: Score(4, 10), 2: Score(1, n2)}) is None
-    evals = [Evaluation(0, f"t{i}", "polyglot", resolved=i < 2, stage=1 + (i > 4)) for i in range(8)]
+    evals = [
+        Evaluation(0, f"t{i}", "polyglot", resolved=i < 2, stage=1 + (i > 4)) for i in range(8)
+    ]
     assert staged.stage_scores(evals) == {1: Score(2, 5), 2: Score(0, 3)}
 
 

@@ -1,5 +1,4 @@
 import pytest
-
 from tinyutil.dates import day_of_year, days_in_month, is_leap_year
 
 

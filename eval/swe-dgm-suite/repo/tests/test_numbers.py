@@ -1,5 +1,4 @@
 import pytest
-
 from tinyutil.numbers import clamp, to_roman
 
 

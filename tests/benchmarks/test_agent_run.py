@@ -1,0 +1,65 @@
+"""An agent that calls the LLM through the gateway socket, evaluated by the eval job."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dgm.benchmarks.swebench import SweBenchmark
+from dgm.gateway import Gateway, register_script
+from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
+
+pytestmark = pytest.mark.docker
+
+AGENT = r"""
+import http.client, json, os, socket, sys
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost")
+        self.unix_path = path
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(self.unix_path)
+
+task = json.load(open(sys.argv[1]))
+conn = UnixConnection(os.environ["DGM_LLM_URL"][len("unix://"):])
+body = {"model": os.environ["DGM_LLM_MODEL"],
+        "messages": [{"role": "user", "content": task["id"]}]}
+conn.request("POST", "/v1/chat/completions", json.dumps(body),
+             {"Content-Type": "application/json",
+              "Authorization": "Bearer " + os.environ["DGM_LLM_TOKEN"]})
+answer = json.loads(conn.getresponse().read())["choices"][0]["message"]["content"]
+open("/work/tinyutil/answer.txt", "w").write(answer + "\n")
+json.dump({"task": task["id"], "steps": [answer]}, open("/out/trajectory.json", "w"))
+"""
+
+
+def test_agent_reaches_the_gateway_and_its_artefacts_are_logged(
+    suite_image: str, tmp_path: Path
+) -> None:
+    register_script("eval-test", lambda request, ctx: f"answer for {ctx.binding.task_id}")
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text(AGENT)
+    (agent / "agent.toml").write_text(
+        '[commands]\nsolve = "python3 {agent_dir}/agent.py {task_file}"\n'
+    )
+    task = SweBenchmark().task("dgm__tinyutil-1")
+    log = tmp_path / "log"
+    with Gateway("scripted/eval-test", run="t", log_dir=tmp_path / "gw", port=None) as gateway:
+        job = EvalJob(AgentRef(str(agent)), task, str(log), model="scripted/eval-test", node_id=3)
+        outcome = evaluate_task(job, EvalContext(gateway=gateway))
+    assert outcome.agent_exit_code == 0, (log / "agent_output.txt").read_text()
+    assert "+answer for dgm__tinyutil-1" in (log / "patch.diff").read_text()
+    assert not outcome.empty_patch and not outcome.resolved  # no fix, tests still fail
+    assert json.loads((log / "trajectory.json").read_text())["task"] == task.id
+    [exchange] = [json.loads(line) for line in (log / "llm.jsonl").read_text().splitlines()]
+    assert exchange["job_id"] == job.id and exchange["task_id"] == task.id
+    assert outcome.usage["calls"] == 1
+    saved = json.loads((log / "result.json").read_text())
+    assert saved == json.loads(json.dumps(outcome.to_dict()))
+    evaluation = outcome.to_evaluation(node_id=3, log_dir="logs/x")
+    assert (evaluation.tests_passed, evaluation.tests_total) == (4, 5)
