@@ -52,9 +52,8 @@ def main() -> None:
         exercises = exercises[: args.limit] if args.limit else exercises
         started = time.monotonic()
         with ThreadPoolExecutor(args.jobs) as pool:
-            results = list(
-                pool.map(lambda p: check_exercise(p, language, args.timeout), exercises)
-            )
+            jobs = [pool.submit(check_exercise, p, language, args.timeout) for p in exercises]
+            results = [job.result() for job in jobs]
         passed = sum(ok for ok, _, _ in results)
         elapsed = time.monotonic() - started
         print(f"{language}: {passed}/{len(exercises)} reference solutions pass ({elapsed:.0f} s)")

@@ -37,7 +37,7 @@ class JobBudget(Section):
 
 
 class LLMConfig(Section):
-    model: str = "scripted/capability"
+    model: str = "anthropic/claude-sonnet-4-5"
     """The agents' model, e.g. `anthropic/claude-sonnet-4-5`, `openai/gpt-5-mini`,
     `openai-compatible/<name>@<base_url>`, `scripted/<script>`, `replay/<run_dir>`."""
     diagnose_model: str | None = None

@@ -107,7 +107,9 @@ def exercise_files(exercise_dir: Path) -> ExerciseFiles:
     try:
         files = json.loads(config_path.read_text())["files"]
     except (OSError, KeyError, json.JSONDecodeError) as exc:
-        raise DgmError(f"cannot read {config_path}: {exc}", "is this an Exercism exercise?")
+        raise DgmError(
+            f"cannot read {config_path}: {exc}", "is this an Exercism exercise?"
+        ) from None
     return ExerciseFiles(files["solution"], files["test"], files.get("example", []))
 
 

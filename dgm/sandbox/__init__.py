@@ -1,11 +1,11 @@
 """Sandboxes: hardened Docker containers, offline images, a local fallback.
 
-    from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox, run_command
+from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox, run_command
 
-    spec = SandboxSpec(image="runtime", mounts=(Mount(agent_dir, "/agent"),))
-    with open_sandbox(spec) as box:
-        box.copy_in(task_dir, "/work")
-        result = box.exec(["python3", "-m", "pytest"], timeout=300)
+spec = SandboxSpec(image="runtime", mounts=(Mount(agent_dir, "/agent"),))
+with open_sandbox(spec) as box:
+    box.copy_in(task_dir, "/work")
+    result = box.exec(["python3", "-m", "pytest"], timeout=300)
 """
 
 from dgm.sandbox.images import resolve

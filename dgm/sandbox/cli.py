@@ -8,7 +8,9 @@ import typer
 
 from dgm.sandbox.spec import Limits, Mount, SandboxSpec
 
-sandbox_app = typer.Typer(help="Sandboxes: offline images, checks, debugging.", no_args_is_help=True)
+sandbox_app = typer.Typer(
+    help="Sandboxes: offline images, checks, debugging.", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -52,8 +54,8 @@ def sweep(
     ] = False,
 ) -> None:
     """Remove containers left behind by dgm processes that died."""
-    from dgm.sandbox.orphans import sweep as do_sweep
     from dgm.sandbox.docker_client import docker_client
+    from dgm.sandbox.orphans import sweep as do_sweep
 
     result = do_sweep(docker_client(), everything=everything)
     typer.echo(f"removed {len(result.removed)} container(s); kept {len(result.kept)} of live runs")
@@ -66,9 +68,7 @@ def run(
     cmd: Annotated[list[str], typer.Argument(help="The command, after `--`.")],
     image: Annotated[str, typer.Option(help="Image name or full tag.")] = "runtime",
     timeout: Annotated[float, typer.Option(help="Wall-clock limit in seconds.")] = 60.0,
-    mount: Annotated[
-        list[str] | None, typer.Option(help="SRC:DST[:ro], repeatable.")
-    ] = None,
+    mount: Annotated[list[str] | None, typer.Option(help="SRC:DST[:ro], repeatable.")] = None,
     backend: Annotated[str, typer.Option(help="docker, local or auto.")] = "docker",
     memory: Annotated[str, typer.Option(help="Memory limit, e.g. 2g.")] = "4g",
     workdir: Annotated[str, typer.Option(help="Working directory inside.")] = "/work",

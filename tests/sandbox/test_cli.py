@@ -15,8 +15,16 @@ def test_run_prints_output_and_returns_the_exit_code(runtime_image, tmp_path) ->
     (tmp_path / "hello.txt").write_text("from the host\n")
     result = runner.invoke(
         app,
-        ["sandbox", "run", "--mount", f"{tmp_path}:/data:ro", "--", "sh", "-c",
-         "cat /data/hello.txt; whoami; exit 3"],
+        [
+            "sandbox",
+            "run",
+            "--mount",
+            f"{tmp_path}:/data:ro",
+            "--",
+            "sh",
+            "-c",
+            "cat /data/hello.txt; whoami; exit 3",
+        ],
     )
     assert result.exit_code == 3
     assert "from the host\nagent\n" in result.output

@@ -11,7 +11,6 @@ import textwrap
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -124,7 +123,9 @@ def test_copy_in_and_out_round_trip(runtime_image, tmp_path) -> None:
     (tmp_path / "src" / "pkg" / "a.txt").write_text("hello")
     with open_sandbox(_spec()) as box:
         box.copy_in(tmp_path / "src", "/work")
-        assert box.exec("cat pkg/a.txt && echo more > pkg/b.txt", timeout=10, workdir="/work/src").ok
+        assert box.exec(
+            "cat pkg/a.txt && echo more > pkg/b.txt", timeout=10, workdir="/work/src"
+        ).ok
         names = box.copy_out("/work/src", tmp_path / "out")
     assert "src/pkg/b.txt" in names
     assert (tmp_path / "out" / "src" / "pkg" / "b.txt").read_text() == "more\n"

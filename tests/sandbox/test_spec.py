@@ -13,7 +13,7 @@ def test_sizes_parse_with_units() -> None:
     assert parse_size("4g") == 4 * 1024**3
     assert parse_size("1.5G") == int(1.5 * 1024**3)
     with pytest.raises(SandboxError, match="invalid memory limit"):
-        Limits(memory="lots").memory_bytes
+        _ = Limits(memory="lots").memory_bytes
 
 
 def test_mount_parse_reads_mode_and_rejects_relative_target(tmp_path) -> None:

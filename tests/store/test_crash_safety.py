@@ -51,9 +51,12 @@ def test_sigkill_while_recording_loses_nothing_committed(run: Run, tmp_path: Pat
             text=True,
             env={**os.environ, "PYTHONPATH": str(Path.cwd())},
         )
-        time.sleep(0.8 + rng.random() * 1.2)
+        first = proc.stdout.readline()  # wait until it is really recording (slow starts)
+        assert first.startswith("node"), first
+        time.sleep(rng.random() * 1.5)
         proc.send_signal(signal.SIGKILL)
         out, _ = proc.communicate()
+        out = first + out
         reported_nodes = {int(line.split()[1]) for line in out.splitlines() if line[:4] == "node"}
         reported_evals = {int(line.split()[1]) for line in out.splitlines() if line[:4] == "eval"}
         assert reported_nodes, f"trial {trial}: the writer recorded nothing before the kill"
