@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from dgm.errors import ConfigError
+from dgm.errors import ConfigError, DgmError
 
 
 class Section(BaseModel):
@@ -51,10 +51,26 @@ class LLMConfig(Section):
 
 class SandboxConfig(Section):
     backend: Literal["docker", "local", "auto"] = "docker"
+    """docker: hardened containers. local: WEAKER (bubblewrap namespaces when installed,
+    else plain subprocesses that can reach the network). auto: docker if an engine answers."""
     memory: str = "4g"
+    """Memory (and swap) limit of each sandbox, e.g. '4g'."""
     cpus: float = Field(default=1.0, gt=0)
     pids: int = Field(default=512, gt=0)
     disk: str | None = "4g"
+    """Size cap of each writable folder (a tmpfs, which also counts against memory)."""
+
+    @field_validator("memory", "disk")
+    @classmethod
+    def _is_size(cls, value: str | None) -> str | None:
+        from dgm.sandbox.spec import parse_size
+
+        if value is not None:
+            try:
+                parse_size(value)
+            except DgmError as exc:
+                raise ValueError(f"{exc.message}; {exc.hint}") from None
+        return value
 
 
 class BenchmarkConfig(Section):
@@ -131,14 +147,7 @@ class RunConfig(Section):
 
     @classmethod
     def load(cls, path: str | Path) -> RunConfig:
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"config file {path} does not exist", "check the path")
-        try:
-            data = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(read_toml(path), source=str(path))
 
     def to_toml(self) -> str:
         return tomli_w.dumps(self.model_dump(mode="json", exclude_none=True))
@@ -155,6 +164,17 @@ class RunConfig(Section):
                 node = node.setdefault(part, {})
             node[leaf] = value
         return RunConfig.from_dict(data, source="command line")
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """A TOML file's table, or a ConfigError naming the file and the problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file {path} does not exist", "check the path")
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
 
 def describe_validation_error(exc: ValidationError, model: type[BaseModel], source: str) -> str:

@@ -14,12 +14,11 @@ quarter of an hour.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from dgm.config import describe_validation_error
+from dgm.config import describe_validation_error, read_toml
 from dgm.errors import ConfigError
 from dgm.simulate.landscape import LandscapeParams
 
@@ -62,12 +61,7 @@ def load_config_file(path: str | Path) -> tuple[LandscapeParams | None, dict]:
     to start from a preset) and an optional [strategy] table shaped like run.toml's.
     Returns (landscape or None, strategy table)."""
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file {path} does not exist", "check the path")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    data = read_toml(path)
     unknown = set(data) - {"landscape", "strategy"}
     if unknown:
         raise ConfigError(
