@@ -67,7 +67,7 @@ def eval_command(
 ) -> None:
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
-    from dgm.benchmarks.runner import Summary, missing_images, write_results
+    from dgm.benchmarks.runner import Summary, missing_images, pin_images, write_results
     from dgm.jobs.evaluate import EvalContext
 
     tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
@@ -78,6 +78,7 @@ def eval_command(
         missing = missing_images(tasks)  # before any agent runs or any LLM call is paid
         if missing:
             raise NotFoundError("images missing: " + "; ".join(missing), "build them, retry")
+        tasks = pin_images(tasks)
         out = out or Path("eval-results") / time.strftime("%Y%m%d-%H%M%S")
         out.mkdir(parents=True, exist_ok=True)
         model = None if ref.builtin else (llm or run_model or "scripted/echo")  # type: ignore[attr-defined]

@@ -53,6 +53,7 @@ def judge_polyglot(
         pristine = _files(stage / "work") + _files(stage / "restore")
         plan = {
             "command": task.test_command,
+            "folder": Path(task.source).name,
             "forbidden": list(polyglot.forbidden_patterns(task.language)),
             "pristine": sorted(set(pristine)),
         }

@@ -2,7 +2,7 @@
 
     python3 /stage/judge_prep.py      reads /stage/plan.json, then becomes the test command
 
-1. /work = the workspace as the agent was given it (/stage/work), plus the agent's patch.
+1. /work/<exercise> = the workspace as the agent was given it (/stage/work), plus the patch.
 2. Files the agent added that look like tests or test-runner configuration are deleted.
 3. Every pristine non-solution file (tests, test data, build files) is restored over
    whatever the agent left there, symlinks and all, so edits to them cannot count.
@@ -44,8 +44,12 @@ def real_parents(rel):
 
 
 def main():
+    global WORK
     with open(os.path.join(STAGE, "plan.json")) as fh:
         plan = json.load(fh)
+    # Some build files derive names from their folder (C++'s CMakeLists): keep the
+    # exercise's own folder name.
+    WORK = os.path.join(WORK, plan["folder"])
     shutil.copytree(os.path.join(STAGE, "work"), WORK, symlinks=True, dirs_exist_ok=True)
     patch = os.path.join(STAGE, "patch.diff")
     if os.path.getsize(patch):

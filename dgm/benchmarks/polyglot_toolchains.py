@@ -123,15 +123,16 @@ def copy_exercise(exercise_dir: Path, workspace: Path) -> Path:
     return workspace
 
 
-def reference_target(example: str, solutions: list[str]) -> str:
-    """Where a reference file goes: the solution file with its name, else the only one
-    with its extension, else next to the first solution file with that extension."""
+def reference_target(example: str, solutions: list[str], examples: list[str]) -> str:
+    """Where a reference file goes: the solution file of the same name; else, when it is
+    the only reference file of its kind, the only solution file of its kind; else next to
+    the first solution file of its kind (e.g. Java helper classes)."""
     name, suffix = Path(example).name, Path(example).suffix
     for solution in solutions:
         if Path(solution).name == name:
             return solution
     same_ext = [s for s in solutions if Path(s).suffix == suffix]
-    if len(same_ext) == 1:
+    if len(same_ext) == 1 and sum(Path(e).suffix == suffix for e in examples) == 1:
         return same_ext[0]
     folder = Path(same_ext[0] if same_ext else solutions[0]).parent
     return str(folder / name)
@@ -141,9 +142,13 @@ def install_reference(exercise_dir: Path, workspace: Path) -> None:
     """Put the exercise's reference solution over the stubs (to validate a setup)."""
     files = exercise_files(exercise_dir)
     for example in files.example:
-        target = workspace / reference_target(example, files.solution)
+        target = workspace / reference_target(example, files.solution, files.example)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(exercise_dir) / example, target)
+    # Some Rust references need crates the stub's Cargo.toml does not declare.
+    cargo_example = Path(exercise_dir) / ".meta" / "Cargo-example.toml"
+    if cargo_example.is_file():
+        shutil.copyfile(cargo_example, workspace / "Cargo.toml")
 
 
 def unskip_tests(language: str, workspace: Path, test_files: list[str]) -> None:

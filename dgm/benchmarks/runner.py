@@ -10,7 +10,7 @@ import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,15 @@ def missing_images(tasks: list[Task]) -> list[str]:
         except NotFoundError as exc:
             missing.append(f"{name}: {exc.hint or exc.message}")
     return missing
+
+
+def pin_images(tasks: list[Task]) -> list[Task]:
+    """Tasks with image names resolved to full tags, so that a whole evaluation uses the
+    same images even if a recipe changes while it runs."""
+    from dgm.sandbox import images
+
+    tags = {n: images.resolve(n) for n in {t.image for t in tasks} | {t.judge_image for t in tasks}}
+    return [replace(t, image=tags[t.image], judge_image=tags[t.judge_image]) for t in tasks]
 
 
 def evaluate_agent(

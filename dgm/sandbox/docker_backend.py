@@ -145,14 +145,24 @@ class DockerSandbox:
         api = self.client.api
         if env:
             SandboxSpec(env=env)  # the same credential check as the spec's env
+        if self.container is None:
+            raise SandboxError("this sandbox is closed", "open a new one with open_sandbox")
+        import docker
+
         started = time.monotonic()
-        exec_id = api.exec_create(
-            self.container.id,
-            as_argv(cmd),
-            user=self.spec.user,
-            workdir=workdir or self.spec.workdir,
-            environment=env or None,
-        )["Id"]
+        try:
+            exec_id = api.exec_create(
+                self.container.id,
+                as_argv(cmd),
+                user=self.spec.user,
+                workdir=workdir or self.spec.workdir,
+                environment=env or None,
+            )["Id"]
+        except docker.errors.APIError as exc:
+            raise SandboxError(
+                f"sandbox {self.name} cannot run commands any more: {exc.explanation}",
+                "a command that survived its timeout got the container killed; open a new one",
+            ) from None
         buffer = OutputBuffer(self.spec.limits.max_output)
         stream = api.exec_start(exec_id, stream=True, demux=False)
         reader = threading.Thread(target=_drain, args=(stream, buffer), daemon=True)
@@ -289,6 +299,7 @@ def _drain(stream, buffer: OutputBuffer) -> None:  # noqa: ANN001 - docker's str
 def run_once(spec: SandboxSpec, cmd: list[str] | str, timeout: float) -> ExecResult:
     """One command as the container's main process: the fast path (no exec round trip)."""
     import docker
+    import requests
 
     client = docker_client()
     sweep_once()
@@ -300,7 +311,7 @@ def run_once(spec: SandboxSpec, cmd: list[str] | str, timeout: float) -> ExecRes
         timed_out = False
         try:
             exit_code = container.wait(timeout=timeout)["StatusCode"]
-        except Exception:  # requests' ReadTimeout: the command outlived its timeout
+        except requests.exceptions.RequestException:  # outlived its timeout
             timed_out = True
             container.kill()
             exit_code = container.wait(timeout=30)["StatusCode"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks import polyglot
-from dgm.benchmarks.runner import Summary, evaluate_agent, missing_images
+from dgm.benchmarks.runner import Summary, evaluate_agent, missing_images, pin_images
 from dgm.errors import NotFoundError
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
 
@@ -64,8 +64,11 @@ def test_a_hanging_agent_is_stopped_at_its_limit(python_tasks: list, tmp_path: P
     assert outcome.agent_seconds < 30
 
 
-def test_a_missing_image_is_reported_up_front(python_tasks: list, tmp_path: Path) -> None:
+def test_a_missing_image_is_reported_up_front(
+    python_tasks: list, runtime_image: str, tmp_path: Path
+) -> None:
     broken = dataclasses.replace(python_tasks[0], image="dgm/no-such-image:0")
+    assert pin_images([python_tasks[1]])[0].image == runtime_image  # a tag, fixed for the run
     assert missing_images([broken, python_tasks[1]]) == [
         "dgm/no-such-image:0: build it, or use a dgm image name: runtime, polyglot"
     ]

@@ -42,3 +42,11 @@ def test_output_keeps_head_and_tail_and_says_what_was_dropped() -> None:
     assert text.startswith("000\n001\n")
     assert text.endswith("098\n099\n")
     assert buffer.truncated and "bytes of output dropped" in text
+
+
+def test_limits_come_from_the_run_config() -> None:
+    from dgm.config import RunConfig
+
+    config = RunConfig.from_dict({"sandbox": {"memory": "2g", "pids": 100, "disk": "1g"}})
+    limits = Limits.from_config(config.sandbox)
+    assert (limits.memory_bytes, limits.pids, limits.disk_bytes) == (2 * 1024**3, 100, 1024**3)
