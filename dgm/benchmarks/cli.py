@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -81,8 +82,13 @@ def eval_command(
         tasks = pin_images(tasks)
         out = out or Path("eval-results") / time.strftime("%Y%m%d-%H%M%S")
         out.mkdir(parents=True, exist_ok=True)
-        model = None if ref.builtin else (llm or run_model or "scripted/echo")  # type: ignore[attr-defined]
-        gateway = _gateway(model, out) if model else None
+        model = None if ref.builtin else (llm or run_model)  # type: ignore[attr-defined]
+        if model is None and not ref.builtin:
+            raise DgmError(
+                "no model given for the agent",
+                "pass --llm MODEL, e.g. anthropic/claude-sonnet-4-5 (or scripted/capability)",
+            )
+        gateway = _gateway(model, out, {t.id: t for t in tasks}.get) if model else None
         header = {
             "agent": agent, "benchmark": benchmark, "subset": subset, "model": model,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "tasks": len(tasks),
@@ -106,9 +112,13 @@ def eval_command(
     console.print(f"results: {path}")
 
 
-def _gateway(model: str, out: Path) -> object:
+def _gateway(model: str, out: Path, task_lookup: Callable[[str], Any]) -> object:
     from dgm.gateway import Gateway
 
+    if model == "scripted/capability":  # the dry run's scripted model
+        from dgm.dry_run import register
+
+        register(task_lookup)
     return Gateway(model, run="eval", log_dir=out / "logs", port=None).start()
 
 
@@ -148,6 +158,11 @@ def fetch(
         raise DgmError(f"nothing to fetch for {name!r}", "only `polyglot` is fetched")
     dest = dest or polyglot.default_dir()
     if dest.exists():
+        head = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()  # fmt: skip
+        if head.startswith(polyglot.PINNED_COMMIT):
+            console.print(f"polyglot benchmark already at {dest} (commit {polyglot.PINNED_COMMIT})")
+            return
         raise DgmError(f"{dest} already exists", "remove it first, or use it with --data")
     dest.parent.mkdir(parents=True, exist_ok=True)
     for cmd in (

@@ -190,26 +190,8 @@ def reference_patch(task: Task) -> str:
     with tempfile.TemporaryDirectory(prefix="dgm-ref-") as tmp:
         work = Path(tmp) / "work"
         prepare_workspace(task, work)
-        exercise = Path(task.source)
-        for example in chains.exercise_files(exercise).example:
-            target = work / reference_target(example, list(task.editable_files))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(exercise / example, target)
+        chains.install_reference(Path(task.source), work)
         return git_diff(work)
-
-
-def reference_target(example: str, solutions: list[str]) -> str:
-    """Where a reference file goes. A generic name (`example.py`, `proof.ci.js`) replaces
-    the solution file with its extension; a named file (Java's `Hand.java` beside
-    `Poker.java`) keeps its name, next to the solution files: it is an extra class."""
-    path = Path(example)
-    for solution in solutions:
-        if Path(solution).name == path.name:
-            return solution
-    same_ext = [s for s in solutions if Path(s).suffix == path.suffix]
-    if path.name.startswith(("example", "proof")) and len(same_ext) == 1:
-        return same_ext[0]
-    return str(Path(same_ext[0] if same_ext else solutions[0]).parent / path.name)
 
 
 def judge_files(task: Task, dest: Path) -> None:

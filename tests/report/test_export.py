@@ -205,7 +205,9 @@ def test_export_then_dgm_eval_gives_the_same_results(
         pytest.skip(f"judge images missing: {missing}")
     (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
     common = ["--data", str(polyglot_dir), "--subset", f"@{tmp_path / 'ids.txt'}"]
-    common += ["--llm", "scripted/echo", "--max-steps", "3"]
+    # The dry run's scripted model: beer-song is solved by any agent that can edit files;
+    # dominoes only by an agent with a `search_files` tool. Real, mixed results.
+    common += ["--llm", "scripted/capability", "--max-steps", "10"]
     _cli("eval", f"{small_run_dir}:{BEST_NODE}", *common, "--out", str(tmp_path / "inside"))
     _cli("export", str(small_run_dir), "best", "-o", str(tmp_path / "agent"))
     _cli("eval", str(tmp_path / "agent"), *common, "--out", str(tmp_path / "outside"))
@@ -219,4 +221,5 @@ def test_export_then_dgm_eval_gives_the_same_results(
 
     inside = outcomes("inside")
     assert sorted(inside) == ids
+    assert inside["python__beer-song"][0] is True
     assert outcomes("outside") == inside
