@@ -129,10 +129,6 @@ def _drive(store: Run) -> None:
         spent_usd=store.spend_usd(),
     )
     jobs = RunJobs(store, gateway)
-    if config.llm.model.startswith("scripted/capability"):
-        from dgm.dry_run import register
-
-        register(jobs.benchmark.task)
     progress = Progress(store, sys.stdout.isatty())
     loop = MetaLoop(store, jobs=jobs, on_progress=progress.update)
     gateway.start()

@@ -129,11 +129,20 @@ class RunJobs(JobFactory):
 
 def preflight(config: RunConfig) -> None:
     """Everything a run needs, checked before the run directory is made and before the
-    first LLM call: benchmark data and task ids, Docker, images. One error lists all that
-    is missing, each with its fix. (Model strings and API keys are checked when the
-    gateway is built.)"""
+    first LLM call: benchmark data and task ids, the models and their API keys, Docker,
+    images. One error lists all the missing images, each with its fix."""
+    from dgm.gateway import Gateway
+
     bench = config.benchmark
     benchmark = load_benchmark(bench.name, bench.data, bench.test_timeout_s)
+    if "scripted/capability" in (config.llm.model, config.llm.diagnose_model):
+        from dgm.dry_run import register
+
+        register(benchmark.task)
+    # Building the backends checks model strings, API keys and prices; no port is opened.
+    Gateway.from_config(
+        config, run=config.name, log_dir=None, on_usage=None, port=None
+    ).start().stop()
     tasks = [benchmark.task(t) for s in stages_for(bench, benchmark) for t in s.task_ids]
     problems: list[str] = []
     if choose_backend(config.sandbox.backend) == "docker":
