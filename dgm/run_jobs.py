@@ -117,14 +117,10 @@ class RunJobs(JobFactory):
             return 0
         import docker
 
+        from dgm.sandbox.orphans import list_containers, remove_containers
+
         client = docker.from_env()
-        mine = client.containers.list(all=True, filters={"label": f"{LABEL_PID}={os.getpid()}"})
-        for container in mine:
-            try:
-                container.remove(force=True)
-            except docker.errors.NotFound:
-                pass
-        return len(mine)
+        return len(remove_containers(client, list_containers(client, f"{LABEL_PID}={os.getpid()}")))
 
 
 def preflight(config: RunConfig) -> None:

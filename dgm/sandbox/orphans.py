@@ -71,19 +71,39 @@ class SweepResult:
     kept: list[str]
 
 
+def list_containers(client: object, label: str) -> list[dict]:
+    """Containers with `label` (`key` or `key=value`), as the engine's list entries.
+
+    The low-level list call, not `containers.list()`: that one inspects each container
+    after listing, and fails when another process removes one in between."""
+    return client.api.containers(all=True, filters={"label": label})  # type: ignore[attr-defined]
+
+
+def remove_containers(client: object, entries: list[dict]) -> list[str]:
+    """Force-remove listed containers; ones already gone are fine. Returns their names."""
+    import docker
+
+    names = []
+    for entry in entries:
+        try:
+            client.api.remove_container(entry["Id"], force=True)  # type: ignore[attr-defined]
+        except docker.errors.NotFound:
+            pass
+        names.append(_name(entry))
+    return names
+
+
 def sweep(client: object | None = None, everything: bool = False) -> SweepResult:
     """Remove dgm containers whose owning process is gone (all of them if `everything`)."""
     import docker
 
     client = client or docker.from_env()
-    removed, kept = [], []
-    for container in client.containers.list(all=True, filters={"label": LABEL_SANDBOX}):  # type: ignore[attr-defined]
-        if everything or is_orphan(container.labels):
-            try:
-                container.remove(force=True)
-            except docker.errors.NotFound:
-                pass
-            removed.append(container.name)
-        else:
-            kept.append(container.name)
-    return SweepResult(removed, kept)
+    entries = list_containers(client, LABEL_SANDBOX)
+    doomed = [e for e in entries if everything or is_orphan(e.get("Labels") or {})]
+    kept = [_name(e) for e in entries if e not in doomed]
+    return SweepResult(remove_containers(client, doomed), kept)
+
+
+def _name(entry: dict) -> str:
+    names = entry.get("Names") or [entry["Id"][:12]]
+    return names[0].lstrip("/")

@@ -37,8 +37,9 @@ def dgm(*args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
 def _our_containers(run_name: str) -> list[str]:
     import docker
 
-    return [c.name for c in docker.from_env().containers.list(
-        all=True, filters={"label": f"dgm.run={run_name}"})]  # fmt: skip
+    from dgm.sandbox.orphans import list_containers
+
+    return [e["Id"] for e in list_containers(docker.from_env(), f"dgm.run={run_name}")]
 
 
 def _check_better_child(run_dir: Path, stdout: str) -> None:

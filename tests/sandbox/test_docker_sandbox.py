@@ -17,7 +17,7 @@ import pytest
 from dgm.errors import SandboxError
 from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox, run_command
 from dgm.sandbox.docker_client import docker_client
-from dgm.sandbox.orphans import LABEL_JOB, sweep
+from dgm.sandbox.orphans import LABEL_JOB, list_containers, sweep
 
 pytestmark = pytest.mark.docker
 
@@ -30,7 +30,7 @@ def _spec(**changes) -> SandboxSpec:
 
 
 def _containers(job: str) -> list:
-    return docker_client().containers.list(all=True, filters={"label": f"{LABEL_JOB}={job}"})
+    return list_containers(docker_client(), f"{LABEL_JOB}={job}")
 
 
 def _host_address() -> str:
