@@ -44,6 +44,16 @@ class RunJobs(JobFactory):
         self.limits = Limits(
             memory=sandbox.memory, cpus=sandbox.cpus, pids=sandbox.pids, disk=sandbox.disk
         )
+        tasks = [self.benchmark.task(t) for s in self.stages for t in s.task_ids]
+        self.expand_image = EXPAND_IMAGE
+        if self.backend == "docker":
+            # Pin image tags for this session: a recipe rebuilt mid-run changes nothing here.
+            from dgm.benchmarks.runner import pin_images
+            from dgm.sandbox import images
+
+            tasks = pin_images(tasks)
+            self.expand_image = images.resolve(EXPAND_IMAGE)
+        self.tasks = {t.id: t for t in tasks}
 
     def task_plan(self) -> TaskPlan:
         stage2 = self.stages[1].task_ids if len(self.stages) > 1 else ()
@@ -53,7 +63,7 @@ class RunJobs(JobFactory):
         bench = self.config.benchmark
         job = EvalJob(
             agent=AgentRef(str(code), commit=self.run.node(node).commit),
-            task=self.benchmark.task(task),
+            task=self.tasks[task],
             log_dir=str(log_dir),
             limits=_limits_dict(self.limits),
             agent_timeout_s=bench.task_timeout_s,
@@ -76,7 +86,7 @@ class RunJobs(JobFactory):
         expand = self.config.expand
         settings = ExpandSettings(
             run=self.config.name,
-            image=EXPAND_IMAGE,
+            image=self.expand_image,
             max_steps=expand.max_steps,
             timeout_s=expand.timeout_s,
             smoke_test=expand.smoke_test,
@@ -92,16 +102,13 @@ class RunJobs(JobFactory):
         return self.gateway is not None and self.gateway.run_budget_exhausted()
 
     def task_statement(self, task_id: str) -> str | None:
-        try:
-            return self.benchmark.task(task_id).problem_statement
-        except NotFoundError:
-            return None
+        task = self.tasks.get(task_id)
+        return task.problem_statement if task else None
 
     def hidden_tests(self, task_id: str) -> str | None:
         """The hidden tests' sources, for a diagnosis allowed to see them (DGM's way)."""
-        try:
-            task = self.benchmark.task(task_id)
-        except NotFoundError:
+        task = self.tasks.get(task_id)
+        if task is None:
             return None
         root = Path(task.source)
         parts = []
