@@ -66,14 +66,11 @@ def reference_files(task: Task) -> dict[str, str]:
 
 @lru_cache(maxsize=256)
 def _reference_files(task_json: str) -> tuple[tuple[str, str], ...]:
-    from dgm.benchmarks import polyglot
-    from dgm.benchmarks.polyglot_toolchains import install_reference
+    from dgm.benchmarks.polyglot import reference_workspace
 
     task = Task.from_dict(json.loads(task_json))
     with tempfile.TemporaryDirectory(prefix="dgm-dry-") as tmp:
-        work = Path(tmp) / "work"
-        polyglot.prepare_workspace(task, work)
-        install_reference(Path(task.source), work)
+        work = reference_workspace(task, Path(tmp) / "work")
         return tuple((f, (work / f).read_text()) for f in task.editable_files)
 
 

@@ -97,6 +97,9 @@ class MetaLoop:
         self.scheduler: Scheduler | None = None
         self.strategy: Strategy | None = None
         self.started_at = time.monotonic()
+        self._earlier_sessions_s = sum(
+            e.get("elapsed_s", 0.0) for e in run.events(limit=10_000) if e["kind"] == "run_stopped"
+        )
         self._stop_request: str | None = None
         self._cancelled = threading.Event()
         self._crashes = 0
@@ -285,11 +288,7 @@ class MetaLoop:
 
     def elapsed_s(self) -> float:
         """Wall-clock time of this run across all its sessions."""
-        before = sum(
-            e.get("elapsed_s", 0.0) for e in self.run_store.events(limit=10_000)
-            if e["kind"] == "run_stopped"
-        )  # fmt: skip
-        return before + time.monotonic() - self.started_at
+        return self._earlier_sessions_s + time.monotonic() - self.started_at
 
     def _interrupt(self, first: bool) -> None:
         if first:
@@ -313,9 +312,9 @@ class MetaLoop:
     def _summary(self, summary: RunSummary, final: str) -> LoopSummary:
         run = self.run_store
         score = run.score(int(final))
+        total = self.elapsed_s()
         elapsed = time.monotonic() - self.started_at
         run.event("run_stopped", reason=summary.stop_reason, best=final, elapsed_s=elapsed)
-        total = self.elapsed_s()
         return LoopSummary(
             stop_reason=summary.stop_reason,
             best_node=final,

@@ -12,7 +12,7 @@ import typer
 from dgm.config import RunConfig
 from dgm.errors import DgmError
 from dgm.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
-from dgm.loop import LoopSummary, MetaLoop
+from dgm.loop import MetaLoop
 from dgm.paths import default_run_dir, seed_agent_dir
 from dgm.store import Run
 
@@ -221,8 +221,3 @@ def _describe(completion: Completion) -> str:
     if isinstance(outcome, JobCrashed):
         return f"job crashed: {outcome.error[:120]}"
     return str(outcome)
-
-
-def print_summary(summary: LoopSummary) -> None:
-    for line in summary.lines():
-        typer.echo(line)

@@ -8,7 +8,7 @@ checks that run before any money is spent.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,7 @@ class RunJobs(JobFactory):
         self.stages = stages_for(bench, self.benchmark)
         self.stage_of = {t: s.index for s in self.stages for t in s.task_ids}
         self.backend = choose_backend(self.config.sandbox.backend)
-        sandbox = self.config.sandbox
-        self.limits = Limits(
-            memory=sandbox.memory, cpus=sandbox.cpus, pids=sandbox.pids, disk=sandbox.disk
-        )
+        self.limits = Limits.from_config(self.config.sandbox)
         tasks = [self.benchmark.task(t) for s in self.stages for t in s.task_ids]
         self.expand_image = EXPAND_IMAGE
         if self.backend == "docker":
@@ -65,7 +62,7 @@ class RunJobs(JobFactory):
             agent=AgentRef(str(code), commit=self.run.node(node).commit),
             task=self.tasks[task],
             log_dir=str(log_dir),
-            limits=_limits_dict(self.limits),
+            limits=asdict(self.limits),
             agent_timeout_s=bench.task_timeout_s,
             max_steps=bench.max_steps,
             node_id=node,
@@ -167,7 +164,3 @@ def preflight(config: RunConfig) -> None:
             "the run cannot start: " + "; ".join(dict.fromkeys(problems)),
             "build the missing images with `dgm sandbox build`",
         )
-
-
-def _limits_dict(limits: Limits) -> dict[str, Any]:
-    return {"memory": limits.memory, "cpus": limits.cpus, "pids": limits.pids, "disk": limits.disk}

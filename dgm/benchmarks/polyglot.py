@@ -16,7 +16,6 @@ import fnmatch
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from functools import cached_property
 from pathlib import Path
@@ -25,6 +24,7 @@ from dgm.benchmarks import polyglot_toolchains as chains
 from dgm.benchmarks import subsets
 from dgm.benchmarks.task import Task
 from dgm.errors import DgmError, NotFoundError
+from dgm.workspace_git import git_diff, git_init
 
 NAME = "polyglot"
 REPO_URL = "https://github.com/Aider-AI/polyglot-benchmark"
@@ -185,13 +185,17 @@ def prepare_workspace(task: Task, dest: Path) -> str:
     return git_init(dest)
 
 
+def reference_workspace(task: Task, dest: Path) -> Path:
+    """The agent's workspace with the reference solution installed over the stubs."""
+    prepare_workspace(task, dest)
+    chains.install_reference(Path(task.source), dest)
+    return dest
+
+
 def reference_patch(task: Task) -> str:
     """The reference solution as a patch against the agent's workspace (for `oracle`)."""
     with tempfile.TemporaryDirectory(prefix="dgm-ref-") as tmp:
-        work = Path(tmp) / "work"
-        prepare_workspace(task, work)
-        chains.install_reference(Path(task.source), work)
-        return git_diff(work)
+        return git_diff(reference_workspace(task, Path(tmp) / "work"))
 
 
 def judge_files(task: Task, dest: Path) -> None:
@@ -212,37 +216,6 @@ def forbidden_patterns(language: str) -> tuple[str, ...]:
 
 
 # -- helpers -------------------------------------------------------------------------------
-_GIT_ENV = {
-    "GIT_AUTHOR_NAME": "dgm",
-    "GIT_AUTHOR_EMAIL": "dgm@localhost",
-    "GIT_COMMITTER_NAME": "dgm",
-    "GIT_COMMITTER_EMAIL": "dgm@localhost",
-    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
-    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
-}
-
-
-def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, **_GIT_ENV, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd)}
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise DgmError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()[-300:]}")
-    return proc.stdout
-
-
-def git_init(folder: Path) -> str:
-    """Make `folder` a git repo with everything in one commit (fixed dates: same sha)."""
-    _git(folder, "init", "-q", "-b", "main")
-    _git(folder, "add", "-A")
-    _git(folder, "commit", "-q", "--allow-empty", "-m", "task workspace")
-    return _git(folder, "rev-parse", "HEAD").strip()
-
-
-def git_diff(folder: Path) -> str:
-    _git(folder, "add", "-A")
-    return _git(folder, "diff", "--cached", "--binary", "HEAD")
-
-
 def _matches(rel: str, patterns: tuple[str, ...]) -> bool:
     name = rel.rsplit("/", 1)[-1]
     return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns)

@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks.polyglot import git_init
 from dgm.gateway import BudgetRefused, JobBinding, LLMCallError, short_socket_path
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.diagnose import (
@@ -35,6 +33,7 @@ from dgm.jobs.diagnose import (
 )
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
+from dgm.workspace_git import git_apply, git_init
 
 SELF_IMPROVE_PREAMBLE = (
     "The repository in your working directory is the source code of the coding agent "
@@ -136,7 +135,9 @@ def run_expand(
             why = "the agent changed nothing" + (" (timed out)" if agent.timed_out else "")
             return _finish(log_dir, started, "empty_patch", statement, reason=why,
                            diagnosis=diagnosis)  # fmt: skip
-        child = _apply(workspace, agent.patch)
+        # Our own pristine copy and our own .git: no agent hook or config runs on the host.
+        git_apply(workspace, agent.patch)
+        child = workspace
         if settings.smoke_test:
             passed, output = _smoke(child, log_dir, labels, settings)
             if not passed:
@@ -166,21 +167,6 @@ def _diagnose(
     diagnosis = parse_diagnosis(text)
     (log_dir / "diagnosis.json").write_text(json.dumps(diagnosis, indent=2))
     return diagnosis
-
-
-def _apply(workspace: Path, patch: str) -> Path:
-    """Apply the agent's patch to our own pristine copy (our .git: no agent hooks or
-    config can run on the host)."""
-    patch_file = workspace.parent / "child.diff"
-    patch_file.write_text(patch if patch.endswith("\n") else patch + "\n")
-    subprocess.run(
-        ["git", "apply", "--binary", "--whitespace=nowarn", str(patch_file)],
-        cwd=workspace,
-        check=True,
-        capture_output=True,
-        env={"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(workspace.parent), "PATH": "/usr/bin:/bin"},
-    )
-    return workspace
 
 
 def _smoke(

@@ -18,13 +18,7 @@ from pathlib import Path
 import git
 
 from dgm.errors import DgmError, RunDirError
-
-_IDENTITY = {
-    "GIT_AUTHOR_NAME": "dgm",
-    "GIT_AUTHOR_EMAIL": "dgm@localhost",
-    "GIT_COMMITTER_NAME": "dgm",
-    "GIT_COMMITTER_EMAIL": "dgm@localhost",
-}
+from dgm.workspace_git import GIT_IDENTITY
 
 
 class Archive:
@@ -148,7 +142,7 @@ class Archive:
         args = ["git", "commit-tree", tree, "-m", message or "(no message)"]
         if parent:
             args[3:3] = ["-p", parent]
-        return self.repo.git.execute(args, env={**os.environ, **_IDENTITY})
+        return self.repo.git.execute(args, env={**os.environ, **GIT_IDENTITY})
 
     def _temp_index(self) -> _TempIndex:
         return _TempIndex(self.path)
@@ -176,7 +170,7 @@ class _TempIndex:
         os.unlink(self.index)  # git wants to create it itself
         return {
             **os.environ,
-            **_IDENTITY,
+            **GIT_IDENTITY,
             "GIT_DIR": str(self.git_dir),
             "GIT_INDEX_FILE": self.index,
         }
