@@ -83,6 +83,9 @@ class Verdict:
     test_seconds: float = 0.0
     """The test command's own time (as the judge measured it)."""
     details: dict[str, Any] = field(default_factory=dict)
+    tampered: bool = False
+    """The judge caught the patch interfering with the test run (a canary went the wrong
+    way, or went missing). Never resolved; `details["tamper_evidence"]` says what was seen."""
 
     @property
     def tests_passed(self) -> int | None:
