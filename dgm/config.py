@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dgm.errors import ConfigError, DgmError
 
@@ -25,7 +25,14 @@ class Price(Section):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
-    cached_input: float | None = Field(default=None, ge=0)
+    cache_read: float | None = Field(
+        default=None, ge=0, validation_alias=AliasChoices("cache_read", "cached_input")
+    )
+    """Input tokens read from the provider's prompt cache; None: the input price.
+    `cached_input` is accepted as the older name."""
+    cache_write: float | None = Field(default=None, ge=0)
+    """Input tokens written to the prompt cache (Anthropic: 1.25x input); None: the input
+    price (OpenAI and most compatible servers charge nothing extra for writes)."""
 
 
 class JobBudget(Section):
@@ -46,6 +53,9 @@ class LLMConfig(Section):
     max_retries: int = Field(default=6, ge=0)
     prices: dict[str, Price] = Field(default_factory=dict)
     """Overrides of the shipped price table, keyed by model string."""
+    prompt_caching: bool = True
+    """Mark the stable prefix of each request for the provider's prompt cache (Anthropic
+    `cache_control` breakpoints); cache reads and writes are booked at their own prices."""
     job_budget: JobBudget = Field(default_factory=JobBudget)
 
 

@@ -21,7 +21,7 @@ from dgm.config import Price
 from dgm.gateway.backends import Backend, CallContext, provider_of
 from dgm.gateway.budget import Ledger, Reservation
 from dgm.gateway.exchange_log import ExchangeLog
-from dgm.gateway.pricing import PriceBook, cost_usd
+from dgm.gateway.pricing import PriceBook, cost_usd, worst_case_usd
 from dgm.gateway.protocol import completion, estimate_input_tokens, output_cap, validate_request
 from dgm.gateway.recorder import Recorder
 from dgm.gateway.retry import RetryPolicy, call_with_retries
@@ -80,7 +80,7 @@ class CallPipeline:
             request = validate_request(raw)
             max_out = output_cap(request, self.default_max_tokens)
             input_estimate = estimate_input_tokens(raw)
-            max_cost = cost_usd(job.price, Usage(input_estimate, max_out))
+            max_cost = worst_case_usd(job.price, input_estimate, max_out)
             reservation = await self.ledger.reserve(
                 job.binding.job_id, max_cost, input_estimate + max_out
             )
@@ -160,6 +160,7 @@ class CallPipeline:
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cached_tokens=usage.cached_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
             cost_usd=cost,
             latency_s=latency,
             ts=ts,

@@ -61,6 +61,7 @@ class Gateway:
         host: str = "127.0.0.1",
         port: int | None = 0,
         default_max_tokens: int = 8192,
+        prompt_caching: bool = True,
     ) -> None:
         """`port=None` serves no TCP (unix sockets only); 0 picks a free port.
 
@@ -79,6 +80,7 @@ class Gateway:
         self.on_usage = on_usage
         self.host, self.port = host, port
         self.default_max_tokens = default_max_tokens
+        self.prompt_caching = prompt_caching
         secrets_ = tuple(v for v in (os.environ.get(n, "") for n in KEY_VARIABLES) if v)
         self._secrets = secrets_
         self._backends: dict[str, Backend] = {}
@@ -123,6 +125,7 @@ class Gateway:
             on_usage=on_usage,
             port=port,
             retry=RetryPolicy(max_retries=llm.max_retries, timeout_s=llm.timeout_s),
+            prompt_caching=llm.prompt_caching,
         )
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -337,7 +340,9 @@ class Gateway:
 
     def _backend(self, model: str) -> Backend:
         if model not in self._backends:
-            self._backends[model] = make_backend(model, self.retry.timeout_s)
+            self._backends[model] = make_backend(
+                model, self.retry.timeout_s, prompt_caching=self.prompt_caching
+            )
         return self._backends[model]
 
     def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:

@@ -18,14 +18,30 @@ def shipped_prices() -> dict[str, Price]:
     return {model: Price(**entry) for model, entry in tomllib.loads(text).items()}
 
 
+def cache_read_rate(price: Price) -> float:
+    return price.input if price.cache_read is None else price.cache_read
+
+
+def cache_write_rate(price: Price) -> float:
+    return price.input if price.cache_write is None else price.cache_write
+
+
 def cost_usd(price: Price, usage: Usage) -> float:
-    cached_rate = price.input if price.cached_input is None else price.cached_input
-    uncached = max(usage.input_tokens - usage.cached_tokens, 0)
+    """Dollars of one call: uncached input, cache reads, cache writes and output, each
+    at its own rate."""
     return (
-        uncached * price.input
-        + usage.cached_tokens * cached_rate
+        usage.uncached_tokens * price.input
+        + usage.cached_tokens * cache_read_rate(price)
+        + usage.cache_write_tokens * cache_write_rate(price)
         + usage.output_tokens * price.output
     ) / 1_000_000
+
+
+def worst_case_usd(price: Price, input_tokens: int, output_tokens: int) -> float:
+    """The most a call can cost: every input token at the dearest input rate (a cache
+    write costs more than plain input at Anthropic) and every output token allowed."""
+    input_rate = max(price.input, cache_write_rate(price), cache_read_rate(price))
+    return (input_tokens * input_rate + output_tokens * price.output) / 1_000_000
 
 
 class PriceBook:

@@ -41,13 +41,21 @@ class Endpoint:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens of one call. `input_tokens` includes `cached_tokens` (read from a cache)."""
+    """Tokens of one call. `input_tokens` counts every input token: those read from the
+    prompt cache (`cached_tokens`), those written to it (`cache_write_tokens`) and the
+    rest, each priced at its own rate."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def uncached_tokens(self) -> int:
+        return max(self.input_tokens - self.cached_tokens - self.cache_write_tokens, 0)
 
     def openai_dict(self) -> dict[str, Any]:
+        """The OpenAI shape agents expect: cache writes are plain prompt tokens there."""
         return {
             "prompt_tokens": self.input_tokens,
             "completion_tokens": self.output_tokens,
@@ -73,6 +81,7 @@ class UsageRecord:
     latency_s: float
     error: str | None
     ts: float
+    cache_write_tokens: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,6 +96,7 @@ class Tally:
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
 
     def add(self, record: UsageRecord) -> None:
@@ -95,6 +105,7 @@ class Tally:
         self.input_tokens += record.input_tokens
         self.output_tokens += record.output_tokens
         self.cached_tokens += record.cached_tokens
+        self.cache_write_tokens += record.cache_write_tokens
         self.cost_usd += record.cost_usd
 
     @property

@@ -2,18 +2,23 @@
 `POST /v1/chat/completions`, in a background thread, answering from a queue of steps.
 
 With the queue empty it answers a plain text reply in the API's own format. Each
-received request (path, headers, JSON body) is kept in `requests` for assertions.
+received request (path, headers, JSON body, and for Anthropic where its `cache_control`
+breakpoints were) is kept in `requests` for assertions. `reply(..., cache=model)` reports
+cache reads and writes the way Anthropic does (`fake_prompt_cache.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+
+from .fake_prompt_cache import PromptCacheModel, request_blocks
 
 Step = Callable[[str, dict[str, Any]], Awaitable[web.Response]]
 
@@ -64,7 +69,10 @@ class FakeUpstream:
     async def _handle(self, request: web.Request) -> web.Response:
         api = "anthropic" if request.path == "/v1/messages" else "openai"
         body = await request.json()
-        self.requests.append({"api": api, "headers": dict(request.headers), "body": body})
+        seen = {"api": api, "headers": dict(request.headers), "body": body}
+        if api == "anthropic":
+            seen["breakpoints"] = [b.where for b in request_blocks(body) if b.marked]
+        self.requests.append(seen)
         step = self.steps.popleft() if self.steps else reply("fine")
         return await step(api, body)
 
@@ -75,12 +83,22 @@ def reply(
     tool: tuple[str, dict[str, Any]] | None = None,
     usage: tuple[int, int, int] = (100, 20, 0),
     stop: str | None = None,
+    cache: PromptCacheModel | None = None,
 ) -> Step:
-    """A successful answer: text and/or one tool call; usage = (input, output, cached)."""
+    """A successful answer: text and/or one tool call; usage = (input, output, cached).
+    With `cache`, an Anthropic answer's input usage comes from that prompt-cache model."""
 
     async def step(api: str, body: dict[str, Any]) -> web.Response:
         inp, out, cached = usage
         if api == "anthropic":
+            tokens = {
+                "input_tokens": inp - cached,
+                "output_tokens": out,
+                "cache_read_input_tokens": cached,
+                "cache_creation_input_tokens": 0,
+            }
+            if cache is not None:
+                tokens = cache.answer(body).usage(out)
             content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
             if tool:
                 content.append(
@@ -95,12 +113,7 @@ def reply(
                     "content": content,
                     "stop_reason": stop or ("tool_use" if tool else "end_turn"),
                     "stop_sequence": None,
-                    "usage": {
-                        "input_tokens": inp - cached,
-                        "output_tokens": out,
-                        "cache_read_input_tokens": cached,
-                        "cache_creation_input_tokens": 0,
-                    },
+                    "usage": tokens,
                 }
             )
         message: dict[str, Any] = {"role": "assistant", "content": text}
@@ -109,7 +122,7 @@ def reply(
                 {
                     "id": "call_01",
                     "type": "function",
-                    "function": {"name": tool[0], "arguments": __import__("json").dumps(tool[1])},
+                    "function": {"name": tool[0], "arguments": json.dumps(tool[1])},
                 }
             ]
         return web.json_response(

@@ -69,7 +69,9 @@ def test_multi_turn_tool_use_and_accounting(provider, upstream, make_gateway, re
 
     sent = upstream.requests[1]["body"]
     if name == "anthropic":
-        assert upstream.requests[0]["body"]["system"] == "You are terse."
+        assert upstream.requests[0]["body"]["system"] == [
+            {"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}
+        ]
         assert upstream.requests[0]["body"]["max_tokens"] == 300
         assert upstream.requests[0]["body"]["tools"][0]["input_schema"]["type"] == "object"
         assert sent["messages"][1]["content"][0] == {
@@ -80,7 +82,14 @@ def test_multi_turn_tool_use_and_accounting(provider, upstream, make_gateway, re
         }
         assert sent["messages"][2] == {
             "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "a.py b.py"}],
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call.id,
+                    "content": "a.py b.py",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
         }
     else:
         assert sent["model"] == "gpt-5-mini"

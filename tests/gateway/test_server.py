@@ -68,7 +68,12 @@ def test_tool_calls_round_trip_over_socket_and_tcp(make_gateway, records, short_
     assert [line["call"] for line in log] == [0, 1]
     assert log[1]["request"]["messages"][-1]["content"] == "contents of a.txt"
     assert log[1]["response"]["choices"][0]["message"]["content"] == "solve saw: contents of a.txt"
-    assert log[0]["usage"] == {"input_tokens": 40, "output_tokens": 12, "cached_tokens": 0}
+    assert log[0]["usage"] == {
+        "input_tokens": 40,
+        "output_tokens": 12,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
+    }
 
 
 def test_socket_is_bound_to_its_job_whatever_token_is_sent(make_gateway, records, short_dir):

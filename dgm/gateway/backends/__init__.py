@@ -48,8 +48,15 @@ def provider_of(model: str) -> tuple[str, str]:
     return provider, rest
 
 
-def make_backend(model: str, timeout_s: float, env: Mapping[str, str] | None = None) -> Backend:
-    """The backend for a model string; fails early on a bad string or a missing key."""
+def make_backend(
+    model: str,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+    *,
+    prompt_caching: bool = True,
+) -> Backend:
+    """The backend for a model string; fails early on a bad string or a missing key.
+    `prompt_caching`: ask the provider to cache the stable prefix of each request."""
     env = os.environ if env is None else env
     provider, rest = provider_of(model)
     if provider == "scripted":
@@ -64,7 +71,11 @@ def make_backend(model: str, timeout_s: float, env: Mapping[str, str] | None = N
         from dgm.gateway.backends.anthropic_backend import AnthropicBackend
 
         return AnthropicBackend(
-            rest, _key(env, "ANTHROPIC_API_KEY", model), env.get("ANTHROPIC_BASE_URL"), timeout_s
+            rest,
+            _key(env, "ANTHROPIC_API_KEY", model),
+            env.get("ANTHROPIC_BASE_URL"),
+            timeout_s,
+            prompt_caching=prompt_caching,
         )
     from dgm.gateway.backends.openai_backend import OpenAIBackend
 
@@ -75,6 +86,7 @@ def make_backend(model: str, timeout_s: float, env: Mapping[str, str] | None = N
             env.get("OPENAI_BASE_URL"),
             timeout_s,
             official=True,
+            prompt_caching=prompt_caching,
         )
     name, _, base_url = rest.rpartition("@")
     if not name or not base_url.startswith(("http://", "https://")):

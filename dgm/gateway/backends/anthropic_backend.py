@@ -1,5 +1,6 @@
 """Anthropic via the official `anthropic` SDK: Chat Completions translated to the Messages
-API and back (system prompt, tools, tool calls, tool results, stop reasons, usage)."""
+API and back (system prompt, tools, tool calls, tool results, stop reasons, usage), with
+prompt-cache breakpoints placed on the way out (`prompt_cache.py`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import anthropic
 
 from dgm.gateway.backends.base import BackendResult, CallContext
+from dgm.gateway.backends.prompt_cache import place_breakpoints
 from dgm.gateway.backends.sdk_errors import upstream_error
 from dgm.gateway.protocol import message_text
 from dgm.gateway.types import UpstreamError, Usage
@@ -25,15 +27,26 @@ STOP_REASONS = {
 
 
 class AnthropicBackend:
-    def __init__(self, model: str, api_key: str, base_url: str | None, timeout_s: float) -> None:
+    def __init__(
+        self,
+        model: str,
+        api_key: str,
+        base_url: str | None,
+        timeout_s: float,
+        *,
+        prompt_caching: bool = True,
+    ) -> None:
         self.name = f"anthropic/{model}"
         self.model = model
+        self.prompt_caching = prompt_caching
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
         )
 
     async def complete(self, request: dict[str, Any], ctx: CallContext) -> BackendResult:
         params = to_anthropic(request, ctx.max_output_tokens)
+        if self.prompt_caching:
+            params = place_breakpoints(params)
         try:
             answer = await self.client.messages.create(model=self.model, **params)
         except anthropic.AnthropicError as exc:
@@ -127,17 +140,13 @@ def from_anthropic(answer: dict[str, Any]) -> BackendResult:
         message["tool_calls"] = calls
     usage = answer.get("usage") or {}
     cache_read = usage.get("cache_read_input_tokens") or 0
-    # Anthropic's input_tokens excludes cache reads and writes; ours includes both
-    # (cache writes are priced as plain input, a small under-count).
-    input_tokens = (
-        (usage.get("input_tokens") or 0)
-        + cache_read
-        + (usage.get("cache_creation_input_tokens") or 0)
-    )
+    cache_write = usage.get("cache_creation_input_tokens") or 0
+    # Anthropic's input_tokens excludes cache reads and writes; ours includes both.
+    input_tokens = (usage.get("input_tokens") or 0) + cache_read + cache_write
     return BackendResult(
         message,
         STOP_REASONS.get(answer.get("stop_reason") or "end_turn", "stop"),
-        Usage(input_tokens, usage.get("output_tokens") or 0, cache_read),
+        Usage(input_tokens, usage.get("output_tokens") or 0, cache_read, cache_write),
     )
 
 

@@ -1,8 +1,14 @@
 """OpenAI and OpenAI-compatible servers (vLLM, Ollama, llama.cpp, OpenRouter) via the
-official `openai` SDK. The request passes through almost untouched."""
+official `openai` SDK. The request passes through almost untouched.
+
+OpenAI caches long prompt prefixes by itself; the cached tokens it reports
+(`usage.prompt_tokens_details.cached_tokens`) are booked at the cache-read price. With
+prompt caching on, calls to OpenAI carry a `prompt_cache_key` per job, so one job's
+requests, which share ever longer prefixes, are routed to the same cache."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import logging
@@ -24,11 +30,19 @@ _CREATE_PARAMS = set(
 
 class OpenAIBackend:
     def __init__(
-        self, model: str, api_key: str, base_url: str | None, timeout_s: float, *, official: bool
+        self,
+        model: str,
+        api_key: str,
+        base_url: str | None,
+        timeout_s: float,
+        *,
+        official: bool,
+        prompt_caching: bool = False,
     ) -> None:
         self.name = f"openai/{model}"
         self.model = model
         self.official = official
+        self.prompt_caching = prompt_caching
         # Retries are ours (retry.py): the SDK's would hide attempts from the policy.
         self.client = openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
@@ -42,6 +56,8 @@ class OpenAIBackend:
             params["max_completion_tokens" if self.official else "max_tokens"] = (
                 ctx.max_output_tokens
             )
+        if self.prompt_caching and self.official:
+            params.setdefault("prompt_cache_key", cache_key(ctx))
         known = {k: v for k, v in params.items() if k in _CREATE_PARAMS}
         extra = {k: v for k, v in params.items() if k not in _CREATE_PARAMS}
         try:
@@ -74,3 +90,9 @@ class OpenAIBackend:
 
     async def close(self) -> None:
         await self.client.close()
+
+
+def cache_key(ctx: CallContext) -> str:
+    """A stable, opaque key per job (OpenAI routes requests with one key together)."""
+    b = ctx.binding
+    return "dgm-" + hashlib.sha256(f"{b.run}/{b.job_id}/{b.role}".encode()).hexdigest()[:24]

@@ -125,6 +125,7 @@ def _usage(
             input_tokens=int(given.get("input_tokens", given.get("prompt_tokens", 0))),
             output_tokens=int(given.get("output_tokens", given.get("completion_tokens", 0))),
             cached_tokens=int(given.get("cached_tokens", 0)),
+            cache_write_tokens=int(given.get("cache_write_tokens", 0)),
         )
     out_text = (message.get("content") or "") + json.dumps(message.get("tool_calls") or [])
     return Usage(
