@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 import time
 from typing import Dict, List, Mapping, Tuple
@@ -16,6 +17,13 @@ from urllib.parse import urlparse
 
 RETRY_DELAYS_S = (1.0, 3.0, 8.0)  # waits before retrying a transient error (5xx, 429, reset)
 REQUEST_TIMEOUT_S = 600.0
+# How providers word "the prompt is longer than the model's window" (Anthropic, OpenAI,
+# vLLM, llama.cpp, ...), as relayed by the gateway.
+CONTEXT_ERROR = re.compile(
+    r"context[ _-]?(length|window)|prompt is too long|maximum context|too many (input )?tokens"
+    r"|exceeds? the (model's )?(context|maximum)|reduce the length",
+    re.IGNORECASE,
+)
 
 
 class LLMError(Exception):
@@ -23,7 +31,8 @@ class LLMError(Exception):
 
     def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
-        self.status = status  # "budget_exceeded", "gateway_error", "time_limit", "config_error"
+        # "budget_exceeded", "context_exceeded", "gateway_error", "time_limit", "config_error"
+        self.status = status
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
@@ -117,6 +126,8 @@ def _http_error(status: int, payload: bytes) -> LLMError:
     kind, message = _error_fields(payload)
     if status == 402 or kind == "budget_exceeded":
         return LLMError("budget_exceeded", message or "the gateway refused the call: budget spent")
+    if status in (400, 413) and CONTEXT_ERROR.search(message):
+        return LLMError("context_exceeded", f"HTTP {status}: {message}")
     return LLMError("gateway_error", f"HTTP {status} {kind}: {message}".strip())
 
 

@@ -1,7 +1,8 @@
 """The agent loop: ask the model, run the tools it calls, repeat until it finishes.
 
 Every way a run can end has a name, recorded as the trajectory's exit_status:
-finished, step_limit, time_limit, budget_exceeded, gateway_error, interrupted.
+finished, step_limit, time_limit, budget_exceeded, context_exceeded, gateway_error,
+interrupted.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ import time
 from typing import Dict, List
 
 from . import tools
+from .context import ContextWindow
 from .llm import LLMClient, LLMError
 from .tools.base import ToolContext
 from .trajectory import Trajectory
 
 PROMPTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "prompts")
-CONTEXT_CHAR_BUDGET = 400_000  # ~100k tokens; older tool outputs are elided beyond this
-KEEP_RECENT_MESSAGES = 12  # never elided
 
 
 class Interrupted(BaseException):
@@ -44,6 +44,7 @@ class Agent:
         time_limit_s = float(task.get("time_limit_s") or 3600)
         self.deadline = time.monotonic() + time_limit_s
         self.ctx = ToolContext(workdir, self.deadline)
+        self.context = ContextWindow.configured(task, os.environ)
         facts = {"max_steps": self.max_steps, "time_limit_s": int(time_limit_s)}
         facts["workdir"] = self.ctx.workdir
         self.messages: List[Dict] = [
@@ -59,6 +60,7 @@ class Agent:
             status, message = self._loop()
         except Interrupted:
             status, message = "interrupted", "the agent was asked to stop (SIGTERM)"
+        self.trajectory.data["context"] = self.context.summary()
         self.trajectory.finish(status, message)
         return status
 
@@ -68,8 +70,7 @@ class Agent:
                 return "time_limit", f"time limit reached after {step - 1} steps"
             started = time.monotonic()
             try:
-                messages = _fit_context(self.messages)
-                response = self.llm.chat(messages, tools.schemas(), self.deadline)
+                response = self._ask()
             except LLMError as exc:
                 return exc.status, str(exc)
             llm_s = time.monotonic() - started
@@ -88,6 +89,30 @@ class Agent:
                     return "finished", summary
             self.trajectory.save()
         return "step_limit", f"reached the limit of {self.max_steps} steps"
+
+    def _ask(self) -> Dict:
+        """One model call with the conversation fitted to the context window; if the
+        provider still finds it too long, trim harder and try once more."""
+        schemas = tools.schemas()
+        sent = self.context.fit(self.messages, schemas)
+        try:
+            return self.llm.chat(sent, schemas, self.deadline)
+        except LLMError as exc:
+            if exc.status != "context_exceeded":
+                raise
+            self.context.shrink(sent, schemas)
+        sent = self.context.fit(self.messages, schemas)
+        try:
+            return self.llm.chat(sent, schemas, self.deadline)
+        except LLMError as exc:
+            if exc.status == "context_exceeded":
+                raise LLMError(
+                    "context_exceeded",
+                    f"the conversation does not fit the model's context window even with "
+                    f"{len(self.context.elided)} old messages elided (the latest turns and the "
+                    f"task are kept whole): {exc}",
+                ) from None
+            raise
 
     def _run_tool(self, call: Dict, record: Dict):
         """Run one call, append its result; returns the summary if it was `finish`."""
@@ -121,21 +146,6 @@ def _normalise_calls(raw_calls, step: int) -> List[Dict]:
             }
         )
     return calls
-
-
-def _fit_context(messages: List[Dict]) -> List[Dict]:
-    """The messages to send: old tool outputs elided once the conversation grows too long."""
-    size = sum(len(str(m.get("content") or "")) for m in messages)
-    if size <= CONTEXT_CHAR_BUDGET:
-        return messages
-    fitted = []
-    for i, message in enumerate(messages):
-        old = i < len(messages) - KEEP_RECENT_MESSAGES
-        if old and size > CONTEXT_CHAR_BUDGET and message["role"] == "tool":
-            message = dict(message, content="[old output elided to save context]")
-            size += len(message["content"]) - len(messages[i]["content"])
-        fitted.append(message)
-    return fitted
 
 
 def _log(step: int, text: str) -> None:

@@ -13,7 +13,6 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), HERE]  # the agent's root and this folder
 
-from coder.loop import CONTEXT_CHAR_BUDGET, _fit_context  # noqa: E402
 from seed_fake_gateway import FakeGateway, completion, tool_call  # noqa: E402
 
 RUN_PY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "run.py")
@@ -92,16 +91,6 @@ class RunTest(unittest.TestCase):
             proc, trajectory = self.solve(gateway, time_limit_s=1)
         self.assertEqual(trajectory["exit_status"], "time_limit")
         self.assertIn("timed out after 1 s", trajectory["messages"][-1]["content"])
-
-    def test_old_tool_outputs_are_elided_when_the_context_grows(self):
-        messages = [
-            {"role": "tool", "tool_call_id": str(i), "content": "x" * 10000} for i in range(60)
-        ]
-        fitted = _fit_context(messages)
-        self.assertLessEqual(sum(len(m["content"]) for m in fitted), CONTEXT_CHAR_BUDGET)
-        self.assertEqual(fitted[-1]["content"], messages[-1]["content"])
-        self.assertIn("elided", fitted[0]["content"])
-        self.assertEqual(len(messages[0]["content"]), 10000)  # the record keeps everything
 
     def test_missing_gateway_address_and_bad_task_file_are_usage_errors(self):
         proc, trajectory = self.solve(None)
