@@ -14,6 +14,7 @@ from dgm.errors import DgmError
 from dgm.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
 from dgm.loop import MetaLoop
 from dgm.paths import default_run_dir, seed_agent_dir
+from dgm.report.costs import spend_lines
 from dgm.store import Run
 
 DRY_RUN_MAX_EVALS = 16
@@ -145,6 +146,8 @@ def _drive(store: Run) -> None:
     gateway.stop()
     for line in summary.lines():
         typer.echo(line)
+    for label, text in spend_lines(store, summary.best_node):
+        typer.echo(f"{label + ':':<9}{text}")
     if summary.stop_reason.startswith(tuple("0123456789")):  # jobs kept crashing
         raise DgmError(f"the run stopped because {summary.stop_reason}",
                        f"fix the cause, then `dgm resume {store.path}`")  # fmt: skip

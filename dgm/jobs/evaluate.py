@@ -244,6 +244,8 @@ def _usage(ctx: EvalContext, job_id: str) -> dict[str, Any]:
     return {
         "calls": tally.calls,
         "input_tokens": tally.input_tokens,
+        "cached_tokens": tally.cached_tokens,
+        "cache_write_tokens": tally.cache_write_tokens,
         "output_tokens": tally.output_tokens,
         "cost_usd": round(tally.cost_usd, 6),
     }

@@ -15,9 +15,11 @@ from typing import Any
 
 from dgm import lineage
 from dgm.report import logs
+from dgm.report.costs import report_costs
 from dgm.report.layout import tidy_layout
 from dgm.report.progress import run_progress
 from dgm.store import Run
+from dgm.store.usage import spend_by_job
 
 DIFF_LIMIT = 60_000  # characters of diff kept per node
 # Verdict letters of the heatmap and the per-task table.
@@ -66,6 +68,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
 
     diffs = _diffs(run, [n for n in nodes.values() if n.parent_id is not None])
     usage = _usage_by_node_and_role(run)
+    by_job = spend_by_job(run)
     out: list[dict[str, Any]] = []
     for node_id, attrs in graph.nodes(data=True):
         node = nodes[node_id]
@@ -91,6 +94,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
                 "evals": per_node.get(node_id, []),
                 "diff": diffs.get(node_id, ""),
                 "usage": usage.get(node_id, {}),
+                "made": by_job[node.job_id][1].as_dict() if node.job_id in by_job else None,
             }
         )
 
@@ -114,6 +118,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
         "tasks": tasks,
         "nodes": out,
         "progress": run_progress(run).as_dict(),
+        "costs": report_costs(run, best),
         "spendByRole": {
             str(role or "unknown"): round(u["cost_usd"] or 0.0, 4)
             for role, u in run.usage_by("role").items()

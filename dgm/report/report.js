@@ -32,6 +32,7 @@
       `<span><b>${r.nodes}</b> nodes</span>`,
       `<span><b>${r.evaluations}</b> evaluations on ${D.tasks.length} tasks</span>`,
       `<span>spend <b>${usd(r.spend)}</b></span>`,
+      ...costSpans(D.costs),
       best ? `<span>best <a href="#node-${best.id}" data-go="${best.id}">node ${best.id}</a>
         <b>${pct(best.passed, best.total)}</b></span>` : "<span>no evaluated node yet</span>",
       `<span class="muted">generated ${when(r.generated)}</span>`,
@@ -136,6 +137,7 @@
       ["score", `<b>${pct(n.passed, n.total)}</b>${n.best ? " ★ best node" : ""}`],
       ["status", esc(n.status)],
       ["cost", usd(n.cost)],
+      ...(n.made ? [["made by", `expansion: ${usd(n.made.cost_usd)}, ${n.made.calls} calls; ${tokens(n.made)}`]] : []),
       ["created", when(n.created)],
       ["commit", `<code>${n.commit.slice(0, 12)}</code>`],
       ["children", kids.join(", ") || "–"],
@@ -150,6 +152,23 @@
       : `<h3>Diff against node ${n.parent}</h3>` +
         (n.diff ? `<pre class="diff">${colourDiff(n.diff)}</pre>` : `<p class="muted">No change.</p>`);
     return html;
+  }
+
+  function costSpans(c) {
+    const spans = [["expansion", "expansions"], ["evaluation", "evaluations"]]
+      .filter(([k]) => c.byKind[k].jobs)
+      .map(([k, label]) => `<span>${label} <b>${usd(c.byKind[k].cost_usd)}</b>` +
+        ` (${usd(c.byKind[k].cost_usd / c.byKind[k].jobs)} each)</span>`);
+    const p = c.perPoint;
+    if (p) spans.push(p.usd_per_task === null ? `<span class="muted">no task gained over the seed yet</span>` :
+      `<span title="run spend / tasks the best node solves beyond the seed (${p.gained} of ${p.common})">` +
+      `<b>${usd(p.usd_per_task)}</b> per additional task solved</span>`);
+    return spans;
+  }
+
+  function tokens(s) {
+    return `${s.input_tokens} in (${s.cached_tokens} cached, ${s.cache_write_tokens} cache write), ` +
+      `${s.output_tokens} out`;
   }
 
   function usageTable(n) {

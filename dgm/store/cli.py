@@ -11,8 +11,10 @@ import typer
 from dgm import lineage
 from dgm.config import RunConfig
 from dgm.paths import seed_agent_dir
+from dgm.report.costs import spend_lines
 from dgm.store import Run
 from dgm.store.records import Score
+from dgm.store.usage import evaluation_spend, job_spend
 
 RunDir = Annotated[Path, typer.Argument(help="The run directory.", show_default=False)]
 
@@ -57,6 +59,8 @@ def status(run_dir: RunDir) -> None:
         if limits.budget_usd:
             spend += f" / ${limits.budget_usd:.2f}"
         typer.echo(f"spend     {spend}")
+        for label, text in spend_lines(run, best):
+            typer.echo(f"{label:<9} {text}")
         typer.echo(f"jobs      {_fmt_counts(jobs) or 'none'}")
         for event in run.events(limit=5):
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.pop("ts")))
@@ -124,6 +128,9 @@ def show(
                 f"llm       {usage['calls']} calls, {usage['input_tokens']} in / "
                 f"{usage['output_tokens']} out tokens, ${usage['cost_usd']:.4f}"
             )
+        if n.job_id:
+            made = job_spend(run, n.job_id)
+            typer.echo(f"expansion ${made.cost_usd:.4f}, {made.calls} calls; {made.tokens_text()}")
         for key, value in n.meta.items():
             typer.echo(f"{key:<9} {value}")
         typer.echo("\norigin:")
@@ -134,7 +141,11 @@ def show(
             for e in evaluations:
                 verdict = "PASS" if e.resolved else ("EMPTY" if e.empty_patch else "fail")
                 tests = f"{e.tests_passed}/{e.tests_total} tests" if e.tests_total else ""
-                typer.echo(f"  {verdict:<5} {e.task_id:<40} stage {e.stage}  {tests}")
+                spent = evaluation_spend(e.details, e.cost_usd)
+                typer.echo(
+                    f"  {verdict:<5} {e.task_id:<40} stage {e.stage}  {tests:<12} "
+                    f"${spent.cost_usd:.4f}  {spent.tokens_text()}"
+                )
         if not no_diff and n.parent_id is not None:
             typer.echo(f"\ndiff against node {n.parent_id}:")
             typer.echo(run.diff(n.id))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dgm.errors import RunDirError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Migration N brings a database from version N-1 to N. Add new ones at the end; never
 # edit a shipped one.
@@ -92,6 +92,10 @@ MIGRATIONS: dict[int, str] = {
         kind TEXT NOT NULL,
         data TEXT NOT NULL DEFAULT '{}'
     );
+    """,
+    # Prompt caching: input tokens written to the provider's cache, priced on their own.
+    2: """
+    ALTER TABLE llm_usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
     """,
 }
 

@@ -311,8 +311,8 @@ class Run:
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO llm_usage(ts, job_id, node_id, task_id, role, model, input_tokens,"
-                " output_tokens, cached_tokens, cost_usd, latency_s, error)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " output_tokens, cached_tokens, cache_write_tokens, cost_usd, latency_s, error)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     get("ts") or time.time(),
                     get("job_id"),
@@ -323,6 +323,7 @@ class Run:
                     get("input_tokens", 0) or 0,
                     get("output_tokens", 0) or 0,
                     get("cached_tokens", 0) or 0,
+                    get("cache_write_tokens", 0) or 0,
                     get("cost_usd", 0.0) or 0.0,
                     get("latency_s"),
                     get("error"),

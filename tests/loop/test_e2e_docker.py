@@ -65,6 +65,8 @@ def test_dgm_strategy_grows_a_better_child(tmp_path: Path) -> None:
     result = dgm("run", str(run_dir), "--dry-run", "--strategy", "dgm", "--max-evals", "12")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "stopped: evaluation budget reached" in result.stdout
+    assert re.search(r"^eval:\s+\d+ jobs: \$0\.00", result.stdout, re.M), result.stdout
+    assert re.search(r"^gain:\s+\$0\.00 per additional task solved", result.stdout, re.M)
     _check_better_child(run_dir, result.stdout)
 
 
