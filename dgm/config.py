@@ -53,6 +53,9 @@ class LLMConfig(Section):
     max_retries: int = Field(default=6, ge=0)
     prices: dict[str, Price] = Field(default_factory=dict)
     """Overrides of the shipped price table, keyed by model string."""
+    context_window_tokens: int | None = Field(default=None, ge=1024)
+    """The model's context window, told to agents as DGM_LLM_CONTEXT_TOKENS (the seed
+    agent trims old tool outputs to stay inside it); None: the agent's default."""
     prompt_caching: bool = True
     """Mark the stable prefix of each request for the provider's prompt cache (Anthropic
     `cache_control` breakpoints); cache reads and writes are booked at their own prices."""

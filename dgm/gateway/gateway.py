@@ -62,6 +62,7 @@ class Gateway:
         port: int | None = 0,
         default_max_tokens: int = 8192,
         prompt_caching: bool = True,
+        context_window_tokens: int | None = None,
     ) -> None:
         """`port=None` serves no TCP (unix sockets only); 0 picks a free port.
 
@@ -81,6 +82,7 @@ class Gateway:
         self.host, self.port = host, port
         self.default_max_tokens = default_max_tokens
         self.prompt_caching = prompt_caching
+        self.context_window_tokens = context_window_tokens
         secrets_ = tuple(v for v in (os.environ.get(n, "") for n in KEY_VARIABLES) if v)
         self._secrets = secrets_
         self._backends: dict[str, Backend] = {}
@@ -126,6 +128,7 @@ class Gateway:
             port=port,
             retry=RetryPolicy(max_retries=llm.max_retries, timeout_s=llm.timeout_s),
             prompt_caching=llm.prompt_caching,
+            context_window_tokens=llm.context_window_tokens,
         )
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -256,11 +259,14 @@ class Gateway:
         self.ledger.open_job(binding.job_id, budget or self.job_budget)
         self._by_token[job.token] = job
         self._by_key[job.key] = job
+        env = {"DGM_LLM_URL": url, "DGM_LLM_TOKEN": job.token, "DGM_LLM_MODEL": model}
+        if self.context_window_tokens:
+            env["DGM_LLM_CONTEXT_TOKENS"] = str(self.context_window_tokens)
         return Endpoint(
             binding=binding,
             model=model,
             token=job.token,
-            env={"DGM_LLM_URL": url, "DGM_LLM_TOKEN": job.token, "DGM_LLM_MODEL": model},
+            env=env,
             socket_path=job.socket_path,
             container_socket_path=container_socket_path if socket_path is not None else None,
             log_path=log_path,

@@ -304,6 +304,8 @@ class Run:
         return [Job.from_row(r) for r in rows]
 
     # -- LLM usage and events ----------------------------------------------------------
+    TOKEN_COLUMNS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens")
+
     def record_usage(self, record: Any) -> None:
         """Persist one LLM call's usage (a gateway UsageRecord or a dict)."""
         get = record.get if isinstance(record, dict) else lambda k, d=None: getattr(record, k, d)
@@ -320,10 +322,7 @@ class Run:
                     get("task_id"),
                     get("role"),
                     get("model"),
-                    get("input_tokens", 0) or 0,
-                    get("output_tokens", 0) or 0,
-                    get("cached_tokens", 0) or 0,
-                    get("cache_write_tokens", 0) or 0,
+                    *(get(k, 0) or 0 for k in self.TOKEN_COLUMNS),
                     get("cost_usd", 0.0) or 0.0,
                     get("latency_s"),
                     get("error"),

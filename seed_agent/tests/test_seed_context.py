@@ -104,6 +104,13 @@ class ContextTest(unittest.TestCase):
         self.assertIn("prompt is too long", trajectory["exit_message"])
         self.assertEqual(provider.refused, 2)  # the call and its one retry
 
+    def test_the_window_comes_from_the_task_else_the_environment(self):
+        env = {"DGM_LLM_CONTEXT_TOKENS": "9000"}
+        self.assertEqual(ContextWindow.configured({}, env).window_tokens, 9000)
+        task = {"context_window_tokens": 20000}
+        self.assertEqual(ContextWindow.configured(task, env).window_tokens, 20000)
+        self.assertEqual(ContextWindow.configured({}, {}).window_tokens, 128_000)
+
     def test_elisions_are_kept_so_the_sent_prefix_is_stable(self):
         window = ContextWindow(8000)
         messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]

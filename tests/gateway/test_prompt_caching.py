@@ -172,3 +172,22 @@ def test_breakpoints_never_pass_four_and_leave_the_request_untouched():
     assert "cache_control" in marked["messages"][8]["content"][-1]
     assert "cache_control" in marked["messages"][6]["content"][-1]
     assert isinstance(marked["messages"][0]["content"], str)  # the task is not marked
+
+
+def test_the_configured_context_window_reaches_the_agent_environment(make_gateway):
+    from dgm.config import RunConfig
+    from dgm.gateway import Gateway
+
+    config = RunConfig.from_dict(
+        {"llm": {"model": "scripted/echo", "context_window_tokens": 32000}}
+    )
+    gw = Gateway.from_config(config, run="r", log_dir=None, on_usage=None).start()
+    try:
+        env = gw.bind_job(JobBinding("r", "job-c")).env
+    finally:
+        gw.stop()
+    assert env["DGM_LLM_CONTEXT_TOKENS"] == "32000"
+    assert (
+        "DGM_LLM_CONTEXT_TOKENS"
+        not in make_gateway("scripted/echo").bind_job(JobBinding("r", "job-d")).env
+    )
