@@ -43,6 +43,10 @@ def gateway(
     timeout_s: Annotated[
         float, typer.Option("--timeout", help="Cut an upstream call after this many seconds.")
     ] = 300.0,
+    prompt_caching: Annotated[
+        bool,
+        typer.Option(help="Mark each request's stable prefix for the provider's prompt cache."),
+    ] = True,
 ) -> None:
     """Serve the LLM gateway until Ctrl-C, then print the usage totals."""
     if socket is not None and port is not None:
@@ -58,6 +62,7 @@ def gateway(
         retry=RetryPolicy(timeout_s=timeout_s),
         on_usage=lambda r: _print_call(console, r),
         port=None if socket is not None else (port or 0),
+        prompt_caching=prompt_caching,
     ).start()
     try:
         endpoint = gw.bind_job(BINDING, socket_path=socket, container_socket_path=None)
@@ -99,7 +104,8 @@ def _print_call(console: Console, record: UsageRecord) -> None:
 
 def _print_totals(totals: UsageTotals) -> None:
     table = Table(title="gateway usage")
-    for column in ("model", "calls", "errors", "input", "cached", "output", "dollars"):
+    columns = ("model", "calls", "errors", "input", "cached", "cache write", "output", "dollars")
+    for column in columns:
         table.add_column(column, justify="left" if column == "model" else "right")
     for model, tally in sorted(totals.by_model.items()):
         table.add_row(
@@ -108,6 +114,7 @@ def _print_totals(totals: UsageTotals) -> None:
             str(tally.errors),
             str(tally.input_tokens),
             str(tally.cached_tokens),
+            str(tally.cache_write_tokens),
             str(tally.output_tokens),
             f"{tally.cost_usd:.4f}",
         )
@@ -118,6 +125,7 @@ def _print_totals(totals: UsageTotals) -> None:
         str(run.errors),
         str(run.input_tokens),
         str(run.cached_tokens),
+        str(run.cache_write_tokens),
         str(run.output_tokens),
         f"{run.cost_usd:.4f}",
     )

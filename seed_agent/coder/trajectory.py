@@ -27,7 +27,12 @@ class Trajectory:
             "started_at": _iso(self.started),
             "ended_at": None,
             "duration_s": None,
-            "usage": {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0},
+            "usage": {
+                "llm_calls": 0,
+                "prompt_tokens": 0,
+                "cached_tokens": 0,  # of the prompt tokens, those read from a prompt cache
+                "completion_tokens": 0,
+            },
             "steps": [],
             "messages": [],
         }
@@ -41,8 +46,12 @@ class Trajectory:
         self.data["steps"].append(record)
         totals = self.data["usage"]
         totals["llm_calls"] += 1
+        usage = usage if isinstance(usage, dict) else {}
         for key in ("prompt_tokens", "completion_tokens"):
-            totals[key] += int((usage or {}).get(key) or 0)
+            totals[key] += int(usage.get(key) or 0)
+        details = usage.get("prompt_tokens_details")
+        if isinstance(details, dict):
+            totals["cached_tokens"] += int(details.get("cached_tokens") or 0)
         return record
 
     def finish(self, status: str, message: str = "") -> None:

@@ -61,7 +61,7 @@ def test_standalone_gateway_serves_budgets_and_prints_totals(tmp_path):
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     totals = next(line for line in out.splitlines() if line.strip().startswith("│ total"))
-    assert re.search(r"│\s+1\s+│\s+0\s+│\s+3000\s+│\s+0\s+│\s+400\s+│", totals), totals
+    assert re.search(r"│\s+1\s+│\s+0\s+│\s+3000\s+│\s+0\s+│\s+0\s+│\s+400\s+│", totals), totals
     assert "3000 in / 400 out" in err  # the per-call line
     assert (
         len((tmp_path / "logs" / "standalone" / "llm-standalone.jsonl").read_text().splitlines())
