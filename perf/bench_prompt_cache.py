@@ -1,7 +1,7 @@
 """What prompt caching saves: recorded agent trajectories priced with and without it.
 
     DGM_POLYGLOT_DIR=... dgm run /tmp/x --dry-run      # records the trajectories
-    python benchmarks/bench_prompt_cache.py /tmp/x
+    python perf/bench_prompt_cache.py /tmp/x
 
 Every request of the run's exchange logs (`logs/**/llm*.jsonl`) is sent again, byte for
 byte, through the real gateway bound to `anthropic/claude-sonnet-4-5` at its list
