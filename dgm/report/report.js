@@ -137,7 +137,7 @@
       ["score", `<b>${pct(n.passed, n.total)}</b>${n.best ? " ★ best node" : ""}`],
       ["status", esc(n.status)],
       ["cost", usd(n.cost)],
-      ...(n.made ? [["made by", `expansion: ${usd(n.made.cost_usd)}, ${n.made.calls} calls; ${tokens(n.made)}`]] : []),
+      ...(n.made ? [["made by", `expansion: ${usd(n.made.cost_usd)}, ${n.made.calls} calls; ${tokenText(n.made)}`]] : []),
       ["created", when(n.created)],
       ["commit", `<code>${n.commit.slice(0, 12)}</code>`],
       ["children", kids.join(", ") || "–"],
@@ -166,7 +166,7 @@
     return spans;
   }
 
-  function tokens(s) {
+  function tokenText(s) {
     return `${s.input_tokens} in (${s.cached_tokens} cached, ${s.cache_write_tokens} cache write), ` +
       `${s.output_tokens} out`;
   }

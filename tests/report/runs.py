@@ -116,20 +116,23 @@ def make_small_run(path: Path) -> Run:
                 code = run.checkout(parent, Path(tmp) / "code")
                 target = code / edit[0]
                 target.write_text(target.read_text() + edit[1])
-                node = run.add_node(parent, tree=code, origin=origin, status=status)
+                job = f"expand-{node_id}"
+                node = run.add_node(parent, tree=code, origin=origin, status=status, job_id=job)
             assert node.id == node_id
             for role, tokens in (("diagnose", 1800), ("self_improve", 5200)):
-                _usage(run, node_id, None, role, tokens, 300)
+                _usage(run, node_id, None, role, tokens, 300, job=job)
         for task_id, how in behaviour.items():
             _evaluate(run, node_id, task_id, how)
     return run
 
 
-def _usage(run: Run, node: int, task: str | None, role: str, tin: int, tout: int) -> float:
+def _usage(
+    run: Run, node: int, task: str | None, role: str, tin: int, tout: int, job: str = ""
+) -> float:
     cost = round(tin * 3e-6 + tout * 15e-6, 6)
     run.record_usage(
         {
-            "job_id": f"{role}-{node}-{task}",
+            "job_id": job or f"{role}-{node}-{task}",
             "node_id": node,
             "task_id": task,
             "role": role,
