@@ -137,7 +137,7 @@
       ["score", `<b>${pct(n.passed, n.total)}</b>${n.best ? " ★ best node" : ""}`],
       ["status", esc(n.status)],
       ["cost", usd(n.cost)],
-      ...(n.made ? [["made by", `expansion: ${usd(n.made.cost_usd)}, ${n.made.calls} calls; ${tokenText(n.made)}`]] : []),
+      ...(n.made ? [["made by", `expansion: ${cents(n.made.cost_usd)}, ${n.made.calls} calls; ${tokenText(n.made)}`]] : []),
       ["created", when(n.created)],
       ["commit", `<code>${n.commit.slice(0, 12)}</code>`],
       ["children", kids.join(", ") || "–"],
@@ -158,13 +158,16 @@
     const spans = [["expansion", "expansions"], ["evaluation", "evaluations"]]
       .filter(([k]) => c.byKind[k].jobs)
       .map(([k, label]) => `<span>${label} <b>${usd(c.byKind[k].cost_usd)}</b>` +
-        ` (${usd(c.byKind[k].cost_usd / c.byKind[k].jobs)} each)</span>`);
+        ` (${cents(c.byKind[k].cost_usd / c.byKind[k].jobs)} each)</span>`);
     const p = c.perPoint;
     if (p) spans.push(p.usd_per_task === null ? `<span class="muted">no task gained over the seed yet</span>` :
       `<span title="run spend / tasks the best node solves beyond the seed (${p.gained} of ${p.common})">` +
       `<b>${usd(p.usd_per_task)}</b> per additional task solved</span>`);
     return spans;
   }
+
+  // Per-job dollars are often under a cent: show them to a hundredth of a cent.
+  const cents = (x) => "$" + Number(x || 0).toFixed(x >= 1 ? 2 : 4);
 
   function tokenText(s) {
     return `${s.input_tokens} in (${s.cached_tokens} cached, ${s.cache_write_tokens} cache write), ` +

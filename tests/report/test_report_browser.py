@@ -50,9 +50,9 @@ def test_small_run_click_node_shows_origin_diff_tasks_and_cost(
     assert "Tasks: 2 of 3 solved" in text
     assert "self_improve" in text and "diagnose" in text
     # What the expansion that made it cost: two calls, 7,000 tokens in, 600 out.
-    assert "expansion: $0.03, 2 calls; 7000 in (0 cached, 0 cache write), 600 out" in text
+    assert "expansion: $0.0300, 2 calls; 7000 in (0 cached, 0 cache write), 600 out" in text
     summary = browser.evaluate("document.getElementById('summary').textContent")
-    assert "expansions $0.12 ($0.03 each)" in summary and "per additional task solved" in summary
+    assert "expansions $0.12 ($0.0300 each)" in summary and "per additional task solved" in summary
     # The diff is coloured: added lines and code tokens get their own classes.
     assert browser.evaluate("document.querySelectorAll('#details .d-add').length") >= 2
     # Links to the trajectory and test output resolve to real files beside the run.
