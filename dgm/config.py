@@ -119,6 +119,11 @@ class ExpandConfig(Section):
     timeout_s: int = Field(default=1800, gt=0)
 
 
+class ExecutorConfig(Section):
+    kind: Literal["thread", "process"] = "thread"
+    """Where jobs run: threads of the dgm process, or spawned worker processes."""
+
+
 class LimitsConfig(Section):
     max_evals: int | None = Field(default=None, gt=0)
     max_nodes: int | None = Field(default=None, gt=0)
@@ -136,6 +141,7 @@ class RunConfig(Section):
     strategy: StrategyConfig = Field(default_factory=StrategyConfig)
     expand: ExpandConfig = Field(default_factory=ExpandConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
 
     # -- (de)serialisation -------------------------------------------------------------
     @classmethod

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from dgm.errors import DgmError, NotFoundError
-from dgm.gateway.types import Endpoint
 from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox
 
 PLACEHOLDERS = {
@@ -111,10 +110,11 @@ class AgentRunResult:
 def run_agent(
     request: AgentRunRequest,
     out_dir: Path,
-    endpoint: Endpoint | None = None,
+    endpoint: Any = None,
     backend: str = "docker",
 ) -> AgentRunResult:
-    """Run the agent's command on its workspace; artefacts of /out land in `out_dir`."""
+    """Run the agent's command on its workspace; artefacts of /out land in `out_dir`.
+    `endpoint` (a gateway `Endpoint` or an `LLMAccess`) is the job's way to the LLM."""
     manifest = load_manifest(request.agent_dir)
     command = manifest.command(request.command)
     if (request.workspace is None) == (request.workspace_in_image is None):
@@ -140,7 +140,8 @@ def run_agent(
             source = str(request.workspace_in_image)
         env: dict[str, str] = {}
         if endpoint is not None and endpoint.socket_path is not None:
-            mounts.append(Mount(endpoint.socket_path, str(endpoint.container_socket_path), False))
+            socket_path = Path(endpoint.socket_path)
+            mounts.append(Mount(socket_path, str(endpoint.container_socket_path), False))
             env.update(endpoint.env)
         _readable(Path(tmp))
         spec = SandboxSpec(

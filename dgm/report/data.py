@@ -64,7 +64,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
         )
 
     diffs = _diffs(run, [n for n in nodes.values() if n.parent_id is not None])
-    usage = _usage_by_node_and_role(run)
+    usage = run.usage_by_node_and_role()
     out: list[dict[str, Any]] = []
     for node_id, attrs in graph.nodes(data=True):
         node = nodes[node_id]
@@ -174,21 +174,3 @@ def _diffs(run: Run, nodes: list[Any]) -> dict[int, str]:
             body = body[:DIFF_LIMIT] + f"\n[... diff cut at {DIFF_LIMIT} characters ...]"
         by_commit[sha.strip()] = body
     return {n.id: by_commit.get(n.commit, "") for n in nodes}
-
-
-def _usage_by_node_and_role(run: Run) -> dict[int, dict[str, list[float]]]:
-    """{node: {role: [calls, input tokens, output tokens, dollars]}}."""
-    rows = run.db.query(
-        "SELECT node_id, role, COUNT(*) AS calls, SUM(input_tokens) AS i,"
-        " SUM(output_tokens) AS o, SUM(cost_usd) AS c FROM llm_usage"
-        " WHERE node_id IS NOT NULL GROUP BY node_id, role"
-    )
-    usage: dict[int, dict[str, list[float]]] = {}
-    for r in rows:
-        usage.setdefault(r["node_id"], {})[str(r["role"] or "unknown")] = [
-            r["calls"],
-            r["i"] or 0,
-            r["o"] or 0,
-            round(r["c"] or 0.0, 4),
-        ]
-    return usage

@@ -53,11 +53,7 @@ def export_manifest(run: Run, node: Node) -> dict[str, Any]:
                 "cost_usd": round(attrs["cost_usd"], 4),
             }
         )
-    ids = ",".join(str(c["node"]) for c in chain)
-    models = run.db.query(
-        f"SELECT role, model, COUNT(*) AS calls FROM llm_usage WHERE node_id IN ({ids})"
-        " GROUP BY role, model ORDER BY role, model"
-    )
+    models = run.models_used([c["node"] for c in chain])
     benchmarks = sorted({e.benchmark for e in run.evaluations(node.id)})
     return {
         "format": "dgm-export/1",
@@ -67,7 +63,7 @@ def export_manifest(run: Run, node: Node) -> dict[str, Any]:
         "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "benchmarks": benchmarks,
         "configured_model": run.config.llm.model,
-        "models": [dict(r) for r in models],
+        "models": models,
         "lineage": chain,
     }
 
