@@ -75,7 +75,7 @@ def evaluate_agent(
         )
         endpoint = None
         if gateway is not None and agent.builtin is None:
-            endpoint = _bind(gateway, job)
+            endpoint = bind_eval_job(gateway, job)
             job = replace(job, llm=LLMAccess.of(endpoint))
 
         def finish(outcome: EvalOutcome | None, error: BaseException | None) -> Outcome:
@@ -100,7 +100,8 @@ def evaluate_agent(
     return [results[t.id] for t in tasks]
 
 
-def _bind(gateway: Any, job: EvalJob) -> Any:
+def bind_eval_job(gateway: Any, job: EvalJob) -> Any:
+    """Bind `job` on `gateway` (a socket for it alone); the endpoint, to unbind later."""
     from dgm.gateway import JobBinding, short_socket_path
 
     binding = JobBinding(job.run or "eval", job.id, job.node_id, job.task.id, "solve")
