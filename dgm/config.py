@@ -124,7 +124,9 @@ class ExecutorConfig(Section):
     """Where jobs run: threads of the dgm process, or spawned worker processes."""
 
 
-class LimitsConfig(Section):
+class StopLimitsConfig(Section):
+    """run.toml's `[limits]`: when a run stops (evaluations, nodes, dollars, hours)."""
+
     max_evals: int | None = Field(default=None, gt=0)
     max_nodes: int | None = Field(default=None, gt=0)
     budget_usd: float | None = Field(default=None, gt=0)
@@ -140,7 +142,7 @@ class RunConfig(Section):
     benchmark: BenchmarkConfig = Field(default_factory=BenchmarkConfig)
     strategy: StrategyConfig = Field(default_factory=StrategyConfig)
     expand: ExpandConfig = Field(default_factory=ExpandConfig)
-    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    limits: StopLimitsConfig = Field(default_factory=StopLimitsConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
 
     # -- (de)serialisation -------------------------------------------------------------

@@ -11,6 +11,7 @@ import typer
 from dgm.config import RunConfig
 from dgm.paths import seed_agent_dir
 from dgm.report import lineage
+from dgm.report.tree_text import tree_lines
 from dgm.store import Run
 from dgm.store.records import Score
 
@@ -69,27 +70,7 @@ def tree(run_dir: RunDir) -> None:
     """The lineage as a terminal tree: score, children and cost of each node."""
     with Run.open(run_dir) as run:
         graph = lineage.build_lineage(run)
-    best = lineage.best_node(graph)
-    lines: list[str] = []
-    open_levels: list[bool] = []  # per depth: does the branch above continue?
-    for node, depth, last in lineage.walk(graph):
-        del open_levels[depth:]
-        prefix = "".join("│  " if cont else "   " for cont in open_levels[1:])
-        if depth:
-            prefix += "└─ " if last else "├─ "
-        open_levels.append(not last)
-        a = graph.nodes[node]
-        tags = []
-        if a["status"] != "active":
-            tags.append(a["status"])
-        if node == best:
-            tags.append("★ best")
-        line = (
-            f"{prefix}{node}  {Score(a['passed'], a['total'])}  "
-            f"children {graph.out_degree(node)}  ${a['cost_usd']:.2f}"
-        )
-        lines.append(line + (f"  [{', '.join(tags)}]" if tags else ""))
-    typer.echo("\n".join(lines))
+    typer.echo("\n".join(tree_lines(graph)))
 
 
 def show(

@@ -35,7 +35,7 @@ from dgm.jobs.diagnose import (
     problem_statement,
 )
 from dgm.jobs.llm_access import LLMAccess, chat
-from dgm.sandbox import Limits
+from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.workspace_git import git_apply, git_init
 
@@ -58,7 +58,7 @@ class ExpandSettings:
     max_steps: int = 80
     timeout_s: int = 1800
     smoke_test: bool = True
-    limits: Limits = Limits()
+    limits: ResourceLimits = ResourceLimits()
     backend: str = "docker"
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,7 +66,7 @@ class ExpandSettings:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ExpandSettings:
-        return cls(**{**data, "limits": Limits(**data["limits"])})
+        return cls(**{**data, "limits": ResourceLimits(**data["limits"])})
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome, usage_of, with_usa
 from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings
 from dgm.jobs.llm_access import LLMAccess
 from dgm.loop.job_factory import JobFactory
-from dgm.sandbox import Limits
+from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_PID
 from dgm.sandbox.session import choose_backend
 from dgm.store import Evaluation, Run
@@ -45,7 +45,7 @@ class SandboxJobs(JobFactory):
         self.stages = stages_for(bench, self.benchmark)
         self.stage_of = {t: s.index for s in self.stages for t in s.task_ids}
         self.backend = choose_backend(self.config.sandbox.backend)
-        self.limits = Limits.from_config(self.config.sandbox)
+        self.limits = ResourceLimits.from_config(self.config.sandbox)
         tasks = [self.benchmark.task(t) for s in self.stages for t in s.task_ids]
         self.expand_image = EXPAND_IMAGE
         if self.backend == "docker":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -160,7 +161,9 @@ class ProcessExecutor:
 
     def __init__(self, workers: int) -> None:
         context = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_leave_ctrl_c_to_the_loop
+        )
         self._done: queue.Queue[Completion] = queue.Queue()
         self._t0 = time.monotonic()
 
@@ -194,6 +197,12 @@ class ProcessExecutor:
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+def _leave_ctrl_c_to_the_loop() -> None:
+    """Workers ignore Ctrl-C: the loop's first one lets running jobs finish, the second
+    cancels their containers (which ends the jobs)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 EXECUTORS = {"thread": ThreadExecutor, "process": ProcessExecutor}

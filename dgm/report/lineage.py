@@ -2,9 +2,8 @@
 
 Edges go parent -> child. Node attributes: `parent`, `depth`, `status`, `origin`,
 `passed`, `total` (the node's OWN evaluations), `cost_usd` (LLM spend attributed to
-the node), `created_at`. Clade queries pool a node's own results with all its
-descendants' (what HGM's clade-metaproductivity estimate uses), without ever changing
-the node's own counts.
+the node), `created_at`. The clade counts the strategies use (a node's results pooled with
+its descendants') are the search state's (`SearchState.clade_counts`), the only ones.
 """
 
 from __future__ import annotations
@@ -49,16 +48,6 @@ def root(graph: nx.DiGraph) -> int:
 def clade(graph: nx.DiGraph, node: int) -> set[int]:
     """The node and all its descendants."""
     return {node} | nx.descendants(graph, node)
-
-
-def clade_counts(graph: nx.DiGraph, node: int) -> tuple[int, int]:
-    """(successes, failures) pooled over the node's clade."""
-    passed = total = 0
-    for member in clade(graph, node):
-        attrs = graph.nodes[member]
-        passed += attrs["passed"]
-        total += attrs["total"]
-    return passed, total - passed
 
 
 def ancestry(graph: nx.DiGraph, node: int) -> list[int]:
