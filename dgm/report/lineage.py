@@ -23,21 +23,21 @@ def build_lineage(run: Run) -> nx.DiGraph:
     graph = nx.DiGraph()
     scores = run.scores()
     costs = run.node_costs()
-    for node in run.nodes():
-        score = scores.get(node.id)
+    for node, parent, depth, status, origin, created_at in run.node_summaries():
+        score = scores.get(node)
         graph.add_node(
-            node.id,
-            parent=node.parent_id,
-            depth=node.depth,
-            status=node.status,
-            origin=node.origin,
-            created_at=node.created_at,
+            node,
+            parent=parent,
+            depth=depth,
+            status=status,
+            origin=origin,
+            created_at=created_at,
             passed=score.passed if score else 0,
             total=score.total if score else 0,
-            cost_usd=costs.get(node.id, 0.0),
+            cost_usd=costs.get(node, 0.0),
         )
-        if node.parent_id is not None:
-            graph.add_edge(node.parent_id, node.id)
+        if parent is not None:
+            graph.add_edge(parent, node)
     return graph
 
 

@@ -76,6 +76,14 @@ class RunQueries:
         )
         return {r["node_id"]: r["cost"] for r in rows}
 
+    def node_summaries(self) -> list[tuple[int, int | None, int, str, str, float]]:
+        """(id, parent, depth, status, origin, created_at) of every node, in id order:
+        the lineage's columns without decoding each node's metadata."""
+        rows = self.db.query(
+            "SELECT id, parent_id, depth, status, origin, created_at FROM nodes ORDER BY id"
+        )
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
     def spend_series(self) -> list[tuple[float, float]]:
         """(timestamp, dollars) of every LLM call, in time order."""
         rows = self.db.query("SELECT ts, cost_usd FROM llm_usage ORDER BY ts")
