@@ -48,7 +48,10 @@ def eval_command(
     from dgm.benchmarks.task_images import missing_images, pin_images
     from dgm.loop.eval_session import resolve_agent, start_gateway
     from dgm.loop.evaluate_agent import Summary, write_results
+    from dgm.loop.executors import EXECUTORS
 
+    if executor not in EXECUTORS:
+        raise DgmError(f"unknown executor {executor!r}", f"use one of: {', '.join(EXECUTORS)}")
     tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
     if not tasks:
         raise DgmError(f"subset {subset!r} of {benchmark} holds no tasks", "choose another")
