@@ -31,6 +31,7 @@ from dgm.jobs.diagnose import (
     parse_diagnosis,
     problem_statement,
 )
+from dgm.safefs import escaping_links
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.workspace_git import git_apply, git_init
@@ -61,7 +62,8 @@ class ExpandSettings:
 @dataclass(frozen=True)
 class ExpandResult:
     status: str
-    """`ok`, `empty_patch`, `smoke_failed`, `agent_error` or `diagnosis_failed`."""
+    """`ok`, `empty_patch`, `smoke_failed`, `agent_error`, `diagnosis_failed` or
+    `unsafe_link` (a symlink leaving the tree: refused, the diff kept only in the log)."""
     problem_statement: str
     diff: str = ""
     reason: str = ""
@@ -138,6 +140,12 @@ def run_expand(
         # Our own pristine copy and our own .git: no agent hook or config runs on the host.
         git_apply(workspace, agent.patch)
         child = workspace
+        links = escaping_links(child)
+        if links:  # refused, never committed: checking the node out would point outside
+            shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
+            return _finish(log_dir, started, "unsafe_link", statement,
+                           reason=f"the child has symlinks that leave its tree: {shown}",
+                           diagnosis=diagnosis)  # fmt: skip
         if settings.smoke_test:
             passed, output = _smoke(child, log_dir, labels, settings)
             if not passed:
