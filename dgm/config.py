@@ -26,14 +26,24 @@ class Price(Section):
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    """The model's own output limit: a larger `max_tokens` is lowered to it (and budgeted
+    as such). None: no known limit."""
+
+
+DEFAULT_JOB_USD = 10.0
 
 
 class JobBudget(Section):
-    """Per-job LLM limits enforced by the gateway (None = unlimited)."""
+    """Per-job LLM limits enforced by the gateway (None = unlimited). A job may spend
+    `max_usd` by default, so one runaway job (or one request with a huge `max_tokens`)
+    is refused on its own (HTTP 402) and never eats the run's budget."""
 
     max_tokens: int | None = Field(default=None, gt=0)
-    max_usd: float | None = Field(default=None, gt=0)
+    max_usd: float | None = Field(default=DEFAULT_JOB_USD, gt=0)
     max_calls: int | None = Field(default=None, gt=0)
+    max_concurrent: int = Field(default=4, gt=0)
+    """Calls of one job in flight at once; more are answered HTTP 429 at once."""
 
 
 class LLMConfig(Section):
