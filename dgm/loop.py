@@ -241,6 +241,7 @@ class MetaLoop:
             rng,
             task_statement=self.jobs.task_statement,
             hidden_tests=self.jobs.hidden_tests if sees_tests else None,
+            hidden_sources=getattr(self.jobs, "hidden_sources", None),  # for redaction
         )
 
     def _node_code(self, node: str) -> Path:

@@ -20,6 +20,7 @@ from dgm.errors import BudgetExceeded, DgmError, NotFoundError, SandboxError
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
 from dgm.jobs.expand import ExpandResult, ExpandSettings, run_expand
+from dgm.jobs.hidden_redaction import hidden_texts
 from dgm.loop import JobFactory
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_PID
@@ -114,6 +115,11 @@ class RunJobs(JobFactory):
             if path.is_file():
                 parts.append(f"## {name}\n{path.read_text(errors='replace')[:20_000]}")
         return "\n".join(parts) or None
+
+    def hidden_sources(self, task_id: str) -> list[str] | None:
+        """The pristine hidden test sources, to redact them from what a diagnosis sees."""
+        task = self.tasks.get(task_id)
+        return hidden_texts(task) if task is not None else None
 
     def cancel(self) -> int:
         """Remove this process's containers (a second Ctrl-C)."""

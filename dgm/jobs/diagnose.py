@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from dgm import safefs
+from dgm.jobs.hidden_redaction import HiddenSource, redact, results_for_diagnosis
 from dgm.store import Evaluation
 
 SOURCE_SUFFIXES = {".py", ".txt", ".toml", ".md", ".json", ".cfg"}
 AGENT_CODE_LIMIT = 60_000
 TRAJECTORY_LIMIT = 24_000
 TEST_OUTPUT_LIMIT = 8_000
+RAW_OUTPUT_LIMIT = 400_000
 
 EMPTY_PATCH_SHARE = 0.1
 """DGM's rule: at least this share of empty patches makes `empty_patches` a candidate."""
@@ -88,11 +90,15 @@ def choose_target(
     rng: random.Random,
     task_statement: Any = None,
     hidden_tests: Any = None,
+    hidden_sources: Any = None,
 ) -> ImprovementTarget:
     """Pick what the parent should improve, from its own evaluations.
 
     `task_statement(task_id)` and `hidden_tests(task_id)` look up a task's text and its
     hidden test sources (the latter only passed when the diagnosis may see tests).
+    Otherwise the test output is redacted (see hidden_redaction.py) against
+    `hidden_sources(task_id)`, the pristine hidden files' texts; without them the
+    diagnosis gets the test names alone.
     """
     if not evaluations:
         return ImprovementTarget("stochasticity")
@@ -114,12 +120,22 @@ def choose_target(
         return ImprovementTarget(kind)
     evaluation = rng.choice(failed)
     log_dir = logs_root / evaluation.log_dir if evaluation.log_dir else None
+    trajectory = _read_trajectory(log_dir)
+    if hidden_tests is not None:  # DGM's way, enabled explicitly: tests are shown anyway
+        test_output = _read_text(log_dir, "test_output.txt", TEST_OUTPUT_LIMIT)
+    else:
+        texts = hidden_sources(evaluation.task_id) if hidden_sources else None
+        hidden = HiddenSource(texts) if texts is not None else None
+        raw = _read_text(log_dir, "test_output.txt", RAW_OUTPUT_LIMIT)
+        test_output = results_for_diagnosis(evaluation.details.get("tests"), raw, hidden)
+        if trajectory and hidden is not None:
+            trajectory = redact(trajectory, hidden, line_limit=2_000, scan=5_000)
     return ImprovementTarget(
         "task",
         task_id=evaluation.task_id,
         task_statement=task_statement(evaluation.task_id) if task_statement else None,
-        trajectory=_read_trajectory(log_dir),
-        test_output=_read_text(log_dir, "test_output.txt", TEST_OUTPUT_LIMIT),
+        trajectory=trajectory,
+        test_output=test_output,
         hidden_tests=hidden_tests(evaluation.task_id) if hidden_tests else None,
     )
 
@@ -133,7 +149,7 @@ def diagnosis_request(target: ImprovementTarget, agent_dir: Path) -> dict[str, A
         target.task_statement or "(not available)",
         "# What the agent did (its trajectory, shortened)",
         target.trajectory or "(not available)",
-        "# The hidden tests' output after the agent finished",
+        "# The hidden tests' results after the agent finished",
         target.test_output or "(not available)",
     ]
     if target.hidden_tests:

@@ -35,3 +35,10 @@ def hostile_tree(root: Path, secret: Path) -> Path:
     (root / "sub" / "inner.py").write_text("X = 1\n")
     (root / "sub" / "ok.md").symlink_to("inner.py")  # inside the tree: still not followed
     return root
+
+
+@pytest.fixture(scope="session")
+def polyglot_image() -> str:
+    from dgm.sandbox import images
+
+    return images.build("polyglot", log=lambda line: None)
