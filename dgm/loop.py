@@ -203,7 +203,7 @@ class MetaLoop:
             "job": job_id,
             "target": target.kind + (f" {target.task_id}" if target.task_id else ""),
             "log_dir": run.relative(log_dir),
-        }
+        } | ({"tamper_warnings": w} if (w := getattr(result, "tamper_warnings", None)) else {})
         if result.status == "ok":
             node = run.add_node(
                 int(action.parent), diff=result.diff, origin=result.problem_statement,

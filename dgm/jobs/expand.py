@@ -18,7 +18,7 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from dgm.jobs.diagnose import (
     parse_diagnosis,
     problem_statement,
 )
+from dgm.jobs.tamper_scan import scan_diff
 from dgm.safefs import escaping_links
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
@@ -69,6 +70,8 @@ class ExpandResult:
     reason: str = ""
     diagnosis: dict[str, str] | None = None
     seconds: float = 0.0
+    tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
+    """The static tamper scan of the child's diff (tamper_scan.py, role `agent`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -207,7 +210,8 @@ def _finish(
     diagnosis: dict[str, str] | None = None,
 ) -> ExpandResult:
     result = ExpandResult(
-        status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3)
-    )
+        status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
+        scan_diff(diff, role="agent"),
+    )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result

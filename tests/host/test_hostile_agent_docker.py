@@ -85,6 +85,8 @@ def test_hostile_agent_leaks_nothing(polyglot_dir, polyglot_image, planted_key, 
         assert CANARY in test_output  # the attack worked inside the judge ...
         assert not outcome.resolved
         evaluation = run.record_evaluation(outcome.to_evaluation(0, run.relative(log_dir)))
+        # The static scan names the reads of the hidden tests (a warning, not a verdict).
+        assert "reads_tests" in {w["kind"] for w in evaluation.details["tamper_warnings"]}
 
         # ... but nothing of /out but plain files came back to the host,
         out = log_dir / "out"
@@ -94,9 +96,7 @@ def test_hostile_agent_leaks_nothing(polyglot_dir, polyglot_image, planted_key, 
 
         # the diagnosis prompt holds neither the canary nor the key,
         prompts: list[str] = []
-        register_script(
-            "capture", lambda request, ctx: prompts.append(json.dumps(request)) or "{}"
-        )
+        register_script("capture", lambda request, ctx: prompts.append(json.dumps(request)) or "{}")
         target = choose_target([evaluation], run.path, random.Random(0),
                                hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
         while target.kind != "task":
