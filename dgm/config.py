@@ -122,7 +122,8 @@ class StrategyConfig(Section):
 class ExpandConfig(Section):
     diagnosis_sees_tests: bool = False
     """DGM shows the diagnosis model the hidden test sources; by default we show only
-    the test output."""
+    test names and the test output with hidden test source redacted
+    (dgm/jobs/hidden_redaction.py)."""
     smoke_test: bool = True
     """Run the child's own smoke test before spending on its evaluation."""
     max_steps: int = Field(default=80, gt=0)

@@ -1,8 +1,8 @@
 """The per-job exchange log: one JSON line per call, the raw material of a trajectory.
 
 Each line: `ts, call, job_id, node_id, task_id, role, model, latency_s, attempts,
-usage, cost_usd, error, request, response`. Identification first, the bulky request
-and response last, so `head`/`less` show what happened at a glance.
+usage, cost_usd, error, dropped_fields, request, response`. Identification first, the
+bulky request and response last, so `head`/`less` show what happened at a glance.
 """
 
 from __future__ import annotations

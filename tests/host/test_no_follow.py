@@ -121,3 +121,15 @@ def test_export_replaces_planted_links_instead_of_writing_through(tmp_path, plan
     assert not (tmp_path / "out" / "EXPORT.md").is_symlink()
     assert (tmp_path / "out" / "agent.toml").read_text().startswith("[agent]")
     assert "node 0" in (tmp_path / "out" / "EXPORT.md").read_text()
+
+
+def test_link_rules_judge_the_text_of_a_link(tmp_path: Path) -> None:
+    inside = [("a/l", "../b"), ("l", "x/y"), ("a/b/l", "../../c"), ("l", "./x")]
+    outside = [("l", "../x"), ("l", "/etc/passwd"), ("l", "d/.."), ("a/l", "x/../../y"), ("l", "")]
+    assert not any(safefs.link_escapes(link, target) for link, target in inside)
+    assert all(safefs.link_escapes(link, target) for link, target in outside)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "ok").symlink_to("../d")
+    (tmp_path / "d" / "bad").symlink_to("/proc/self/environ")
+    (tmp_path / "up").symlink_to("..")
+    assert safefs.escaping_links(tmp_path) == [("d/bad", "/proc/self/environ"), ("up", "..")]
