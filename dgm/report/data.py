@@ -17,6 +17,7 @@ from dgm import lineage
 from dgm.report import logs
 from dgm.report.layout import tidy_layout
 from dgm.report.progress import run_progress
+from dgm.safefs import is_regular
 from dgm.store import Run
 
 DIFF_LIMIT = 60_000  # characters of diff kept per node
@@ -153,7 +154,7 @@ def _log_files(
     if not log_dir:
         return 0, None
     folder = run_dir / log_dir
-    mask = sum(1 << i for i, name in enumerate(LINKED_FILES) if (folder / name).is_file())
+    mask = sum(1 << i for i, name in enumerate(LINKED_FILES) if is_regular(folder / name))
     if log_dir not in index:
         index[log_dir] = len(log_dirs)
         log_dirs.append(log_dir)
