@@ -17,8 +17,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from dgm import lineage, safefs
+from dgm import safefs
 from dgm.errors import DgmError
+from dgm.report import lineage
 from dgm.report.export_readme import (
     IMAGE_PATHS,
     export_manifest,

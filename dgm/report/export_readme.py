@@ -9,7 +9,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from dgm import lineage, safefs
+from dgm import safefs
+from dgm.report import lineage
 from dgm.store import Node, Run
 
 # Where the sandbox (and the exported Docker image) puts things; the manifest's placeholders.

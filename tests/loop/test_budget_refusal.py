@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dgm.gateway import BudgetRefused, Gateway, JobBinding, register_script
-from dgm.loop import MetaLoop
+from dgm.loop.meta_loop import MetaLoop
 from dgm.store import Evaluation
 
 from .fake_jobs import FakeJobs
