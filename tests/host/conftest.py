@@ -42,3 +42,10 @@ def polyglot_image() -> str:
     from dgm.sandbox import images
 
     return images.build("polyglot", log=lambda line: None)
+
+
+@pytest.fixture(scope="session")
+def runtime_image() -> str:
+    from dgm.sandbox import images
+
+    return images.build("runtime", log=lambda line: None)
