@@ -21,13 +21,13 @@ from dgm.config import Price
 from dgm.gateway.backends import Backend, CallContext, provider_of
 from dgm.gateway.budget import Ledger, Reservation
 from dgm.gateway.exchange_log import ExchangeLog
-from dgm.gateway.key_redaction import scrub
 from dgm.gateway.pricing import PriceBook, cost_usd
 from dgm.gateway.protocol import completion, estimate_input_tokens, output_cap, validate_request
 from dgm.gateway.recorder import Recorder
 from dgm.gateway.request_policy import output_limit, upstream_request
 from dgm.gateway.retry import RetryPolicy, call_with_retries
 from dgm.gateway.types import JobBinding, LLMCallError, Usage, UsageRecord
+from dgm.key_redaction import scrub
 
 log = logging.getLogger(__name__)
 

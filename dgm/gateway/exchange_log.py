@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from dgm.gateway.key_redaction import scrub
 from dgm.gateway.types import JobBinding, Usage
+from dgm.key_redaction import scrub
 
 
 class ExchangeLog:

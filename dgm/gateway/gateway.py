@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from dgm import key_redaction
 from dgm.config import JobBudget, Price, RunConfig
 from dgm.errors import DgmError
-from dgm.gateway import key_redaction
 from dgm.gateway.backends import KEY_VARIABLES, Backend, make_backend, provider_of
 from dgm.gateway.budget import Ledger
 from dgm.gateway.calls import BoundJob, CallPipeline, UsageSink
