@@ -148,7 +148,7 @@ def test_request_bodies_over_4_mib_are_413(make_gateway):
 
 
 async def _slow(request, ctx):
-    await asyncio.sleep(1.5)
+    await asyncio.sleep(4.0)  # long enough for all six requests to arrive, even under load
     return "slow answer"
 
 
