@@ -31,6 +31,7 @@ from dgm.benchmarks import kinds
 from dgm.benchmarks.task import Task
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
+from dgm.jobs.tamper_scan import scan_diff
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.store.records import Evaluation
@@ -126,6 +127,8 @@ class EvalOutcome:
     logs: dict[str, str]
     node_id: int | None = None
     stage: int = 1
+    tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
+    """The static tamper scan of the patch (tamper_scan.py): warnings, not a verdict."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -151,7 +154,8 @@ class EvalOutcome:
             error=self.error,
             log_dir=log_dir,
             job_id=self.job_id,
-            details={"tests": self.tests, "usage": self.usage, "language": self.language},
+            details={"tests": self.tests, "usage": self.usage, "language": self.language}
+            | ({"tamper_warnings": self.tamper_warnings} if self.tamper_warnings else {}),
         )
 
 
@@ -220,6 +224,7 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
         logs=_logs(log_dir),
         node_id=job.node_id,
         stage=job.stage,
+        tamper_warnings=scan_diff(agent.patch, role="solution"),
     )
     (log_dir / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome

@@ -21,7 +21,7 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ from dgm.jobs.diagnose import (
     problem_statement,
 )
 from dgm.jobs.llm_access import LLMAccess, chat
+from dgm.jobs.tamper_scan import scan_diff
+from dgm.safefs import escaping_links
 from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.workspace_git import git_apply, git_init
@@ -110,12 +112,15 @@ class ExpandJob:
 @dataclass(frozen=True)
 class ExpandResult:
     status: str
-    """`ok`, `empty_patch`, `smoke_failed`, `agent_error` or `diagnosis_failed`."""
+    """`ok`, `empty_patch`, `smoke_failed`, `agent_error`, `diagnosis_failed` or
+    `unsafe_link` (a symlink leaving the tree: refused, the diff kept only in the log)."""
     problem_statement: str
     diff: str = ""
     reason: str = ""
     diagnosis: dict[str, str] | None = None
     seconds: float = 0.0
+    tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
+    """The static tamper scan of the child's diff (tamper_scan.py, role `agent`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -176,6 +181,12 @@ def run_expand(job: ExpandJob) -> ExpandResult:
         # Our own pristine copy and our own .git: no agent hook or config runs on the host.
         git_apply(workspace, agent.patch)
         child = workspace
+        links = escaping_links(child)
+        if links:  # refused, never committed: checking the node out would point outside
+            shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
+            return _finish(log_dir, started, "unsafe_link", statement,
+                           reason=f"the child has symlinks that leave its tree: {shown}",
+                           diagnosis=diagnosis)  # fmt: skip
         if settings.smoke_test:
             passed, output = _smoke(child, log_dir, labels, settings)
             if not passed:
@@ -227,7 +238,8 @@ def _finish(
     diagnosis: dict[str, str] | None = None,
 ) -> ExpandResult:
     result = ExpandResult(
-        status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3)
-    )
+        status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
+        scan_diff(diff, role="agent"),
+    )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result

@@ -141,6 +141,7 @@ class ActionJobs:
             rng,
             task_statement=self.factory.task_statement,
             hidden_tests=self.factory.hidden_tests if sees_tests else None,
+            hidden_sources=self.factory.hidden_sources,  # for redaction
         )
 
     def node_code(self, node: str) -> Path:

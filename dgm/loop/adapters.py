@@ -21,6 +21,7 @@ from dgm.jobs import run_job
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome, usage_of, with_usage
 from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings
+from dgm.jobs.hidden_redaction import hidden_texts
 from dgm.jobs.llm_access import LLMAccess
 from dgm.loop.job_factory import JobFactory
 from dgm.sandbox import ResourceLimits
@@ -161,6 +162,11 @@ class SandboxJobs(JobFactory):
             if path.is_file():
                 parts.append(f"## {name}\n{path.read_text(errors='replace')[:20_000]}")
         return "\n".join(parts) or None
+
+    def hidden_sources(self, task_id: str) -> list[str] | None:
+        """The pristine hidden test sources, to redact them from what a diagnosis sees."""
+        task = self.tasks.get(task_id)
+        return hidden_texts(task) if task is not None else None
 
     def cancel(self) -> int:
         """Remove this process's containers (a second Ctrl-C)."""

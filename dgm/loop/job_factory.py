@@ -51,6 +51,10 @@ class JobFactory:
     def hidden_tests(self, task_id: str) -> str | None:
         return None
 
+    def hidden_sources(self, task_id: str) -> list[str] | None:
+        """The pristine hidden test sources, to redact them from what a diagnosis sees."""
+        return None
+
     def cancel(self) -> int:
         return 0
 

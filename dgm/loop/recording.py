@@ -37,7 +37,7 @@ class Recorder:
             "job": job_id,
             "target": target.kind + (f" {target.task_id}" if target.task_id else ""),
             "log_dir": log_dir,
-        }
+        } | ({"tamper_warnings": w} if (w := getattr(result, "tamper_warnings", None)) else {})
         if result.status == "ok":
             node = run.add_node(
                 parent, diff=result.diff, origin=result.problem_statement, job_id=job_id, meta=meta

@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from dgm import safefs
 from dgm.report import lineage
 from dgm.store import Node, Run
 
@@ -23,9 +24,9 @@ IMAGE_PATHS = {
 
 def solve_command(agent_dir: Path) -> str | None:
     """The manifest's `solve` command template, or None when there is none."""
-    try:
-        manifest = tomllib.loads((agent_dir / "agent.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+    try:  # an agent's file: never follow a link (see dgm/safefs.py)
+        manifest = tomllib.loads(safefs.read_text(agent_dir, "agent.toml", 64 * 1024))
+    except (safefs.UnsafeFile, tomllib.TOMLDecodeError):
         return None
     command = (manifest.get("commands") or {}).get("solve")
     return command if isinstance(command, str) else None
