@@ -1,0 +1,56 @@
+"""Our policy, designed from the simulator's ablation of hgm (see dgm/simulate/README.md).
+
+The ablation found that hgm's lead comes from its evaluation *schedule* (one task at a
+time, a node earns more evaluations only by being drawn, children beyond the rule's
+budget are not made), not from clade pooling. This policy keeps that schedule and
+changes what the ablation said does not help:
+
+- Expand when N^alpha >= (nodes - 1) + pending expansions (N = evaluations started), as hgm.
+- Parent: Thompson sampling on Beta(1 + s, 1 + f) of a blend of own and clade counts,
+  s = own + clade_weight * (clade - own); `clade_weight = 0` (the default) uses the
+  node's own results only, among nodes with an own success.
+- Evaluation: Thompson sampling on each node's own posterior over nodes with open tasks,
+  the task uniformly among them. No stage gate.
+- Ships by the run's final-choice rule (lower credible bound, final.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dgm.strategies.actions import Action, Expand
+from dgm.strategies.base import wait_or_stop
+from dgm.strategies.hgm import HGMStrategy
+from dgm.strategies.state import SearchState
+
+
+class AdaptiveStrategy(HGMStrategy):
+    name = "adaptive"
+
+    def __init__(
+        self, rng: np.random.Generator, alpha: float = 0.6, clade_weight: float = 0.0
+    ) -> None:
+        super().__init__(rng, alpha=alpha)
+        self.clade_weight = clade_weight
+
+    def expansion_posterior(self, state: SearchState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        n = state.size
+        idx = np.flatnonzero(state.own_successes[:n] > 0)
+        w = self.clade_weight
+        own_s, own_f = state.own_successes[idx], state.own_failures[idx]
+        s = own_s + w * (state.clade_successes[idx] - own_s)
+        f = own_f + w * (state.clade_failures[idx] - own_f)
+        return idx, 1.0 + s, 1.0 + f
+
+    def choose_expansion(self, state: SearchState) -> Expand | None:
+        idx, a, b = self.expansion_posterior(state)
+        if len(idx) == 0:
+            return None
+        return Expand(state.node_id(int(idx[np.argmax(self.rng.beta(a, b))])))
+
+    def next_action(self, state: SearchState) -> Action:
+        if self.wants_expansion(state):
+            action = self.choose_expansion(state) or self.choose_evaluation(state)
+        else:
+            action = self.choose_evaluation(state) or self.choose_expansion(state)
+        return action or wait_or_stop(state, "no node can be expanded or evaluated")
