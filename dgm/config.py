@@ -108,6 +108,8 @@ class HGMStrategyConfig(Section):
     """As the reference: an evaluation counts from the moment it starts."""
     staged: bool = False
     """Deviation: the benchmark's stage-1/stage-2 gate (the reference has none)."""
+    full_evaluation: bool = False
+    """Ablation: evaluate each child on all its open tasks first (DGM's schedule)."""
     min_evals_final: int | None = Field(default=None, ge=1)
     """Deprecated (old run.toml files): same as `[strategy.final] min_evals`."""
 

@@ -53,6 +53,7 @@ def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
             cooldown=h.cooldown,
             count_failed_expansions=h.count_failed_expansions,
             count_pending_evals=h.count_pending_evals,
+            full_evaluation=h.full_evaluation,
         )
     if config.name == "gea":
         return GEAStrategy(rng, config.gea.group_size, config.gea.novelty_weight)

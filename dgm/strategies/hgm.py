@@ -16,6 +16,8 @@ One action per free worker:
   Beta(1 + successes, 1 + failures); the task uniformly among them (the reference's
   default `eval_random_level: 1.0`). No stage gate: every node may be evaluated on every
   task (the reference has none); `staged = true` keeps the benchmark's stage-2 gate.
+  `full_evaluation = true` (an ablation) evaluates each child on all its open tasks
+  first, oldest first, and expands otherwise: DGM's schedule with hgm's parent choice.
 - Where ours must differ: the reference evaluates the seed on every task before the
   search, outside the count; here the seed is evaluated inside the run like any node, so
   at the start (no node with a success) the rule's other kind of action is taken rather
@@ -34,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from dgm.strategies.actions import Action, Evaluate, Expand
-from dgm.strategies.base import Strategy, wait_or_stop
+from dgm.strategies.base import Strategy, first_unevaluated, wait_or_stop
 from dgm.strategies.final import FinalRule
 from dgm.strategies.state import SearchState
 
@@ -49,9 +51,11 @@ class HGMStrategy(Strategy):
         cooldown: float = 0.0,
         count_failed_expansions: bool = False,
         count_pending_evals: bool = True,
+        full_evaluation: bool = False,
         final: FinalRule | None = None,
     ) -> None:
         super().__init__(rng, final)
+        self.full_evaluation = full_evaluation
         self.alpha = alpha
         self.cooldown = cooldown
         self.count_failed_expansions = count_failed_expansions
@@ -65,6 +69,9 @@ class HGMStrategy(Strategy):
         return evals**self.alpha >= expansions
 
     def next_action(self, state: SearchState) -> Action:
+        if self.full_evaluation:  # ablation: DGM's schedule with hgm's parent choice
+            action = first_unevaluated(state) or self.choose_expansion(state)
+            return action or wait_or_stop(state, "no node can be expanded or evaluated")
         if self.wants_expansion(state):
             action = self.choose_expansion(state) or self.choose_evaluation(state)
         else:
