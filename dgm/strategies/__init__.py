@@ -59,7 +59,9 @@ def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
         return GEAStrategy(rng, config.gea.group_size, config.gea.novelty_weight)
     if config.name == "adaptive":
         a = config.adaptive
-        return AdaptiveStrategy(rng, alpha=a.alpha, clade_weight=a.clade_weight)
+        return AdaptiveStrategy(
+            rng, alpha=a.alpha, clade_weight=a.clade_weight, task_order=a.task_order
+        )
     if config.name == "greedy":
         return GreedyStrategy(rng)
     if config.name == "random":

@@ -18,20 +18,51 @@ from __future__ import annotations
 
 import numpy as np
 
-from dgm.strategies.actions import Action, Expand
+from dgm.strategies.actions import Action, Evaluate, Expand
 from dgm.strategies.base import wait_or_stop
 from dgm.strategies.hgm import HGMStrategy
 from dgm.strategies.state import SearchState
+
+
+def task_stats(state: SearchState) -> dict[str, tuple[int, int]]:
+    """(solved, failed) per task, pooled over every node."""
+    out = {t: [0, 0] for t in state.plan.stage1 + state.plan.stage2}
+    for node in state.node_ids:
+        for task, solved in state.results(node).items():
+            out[task][0 if solved else 1] += 1
+    return {t: (a, b) for t, (a, b) in out.items()}
 
 
 class AdaptiveStrategy(HGMStrategy):
     name = "adaptive"
 
     def __init__(
-        self, rng: np.random.Generator, alpha: float = 0.6, clade_weight: float = 0.0
+        self,
+        rng: np.random.Generator,
+        alpha: float = 0.6,
+        clade_weight: float = 0.0,
+        task_order: str = "random",
     ) -> None:
         super().__init__(rng, alpha=alpha)
         self.clade_weight = clade_weight
+        self.task_order = task_order
+        self._task_stats: dict[str, list[int]] = {}
+
+    def choose_evaluation(self, state: SearchState) -> Evaluate | None:
+        n = state.size
+        idx = np.flatnonzero(state.todo_count[:n] > 0)
+        if len(idx) == 0:
+            return None
+        draws = self.rng.beta(1.0 + state.own_successes[idx], 1.0 + state.own_failures[idx])
+        node = state.node_id(int(idx[np.argmax(draws)]))
+        tasks = state.unevaluated_tasks(node)
+        if self.task_order == "fixed":
+            return Evaluate(node, tasks[0])
+        if self.task_order == "informative":
+            stats = task_stats(state)
+            p = np.array([(1.0 + stats[t][0]) / (2.0 + sum(stats[t])) for t in tasks])
+            return Evaluate(node, tasks[int(np.argmax(p * (1.0 - p)))])
+        return Evaluate(node, tasks[int(self.rng.integers(len(tasks)))])
 
     def expansion_posterior(self, state: SearchState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = state.size
