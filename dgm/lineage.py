@@ -13,12 +13,19 @@ from collections.abc import Iterator
 
 import networkx as nx
 
+from dgm.confirmation import confirmed_node
 from dgm.store import Run
+from dgm.strategies.final import FinalRule, lower_bound
 
 
 def build_lineage(run: Run) -> nx.DiGraph:
     """One pass over three aggregate queries: fast for 10,000-node runs."""
     graph = nx.DiGraph()
+    final = run.config.strategy.final
+    # What `best` means for this run: the confirmed node when the stage ran, else the
+    # final-choice rule (the strategies' own, dgm/strategies/final.py).
+    graph.graph["confirmed"] = confirmed_node(run)
+    graph.graph["final_rule"] = FinalRule(final.quantile, final.min_evals)
     scores = run.scores()
     costs = {
         row["node_id"]: row["cost"]
@@ -80,15 +87,28 @@ def posterior_mean(passed: int, total: int) -> float:
     return (1 + passed) / (2 + total)
 
 
-def best_node(graph: nx.DiGraph, min_evals: int = 1) -> int | None:
-    """The evaluated, non-rejected node with the highest posterior mean (ties: more
-    evaluations, then the older node)."""
-    candidates = [
-        (posterior_mean(a["passed"], a["total"]), a["total"], -n)
-        for n, a in graph.nodes(data=True)
-        if a["total"] >= min_evals and a["status"] != "rejected"
-    ]
-    return -max(candidates)[2] if candidates else None
+def best_node(graph: nx.DiGraph, min_evals: int | None = None) -> int | None:
+    """The node the run ships: the one its confirmation stage chose, when it ran; else
+    the evaluated, non-rejected node with the best lower credible bound among those with
+    enough evaluations (capped at the most any node has; ties: more evaluations, then
+    the older node)."""
+    confirmed = graph.graph.get("confirmed")
+    if confirmed is not None and confirmed in graph:
+        return confirmed
+    rule = graph.graph.get("final_rule") or FinalRule()
+    evaluated = [(n, a) for n, a in graph.nodes(data=True)
+                 if a["total"] > 0 and a["status"] != "rejected"]  # fmt: skip
+    if not evaluated:
+        return None
+    # Capped at the most any node has, as the rule caps it at the number of tasks.
+    needed = min(rule.min_evals if min_evals is None else min_evals,
+                 max(a["total"] for _, a in evaluated))  # fmt: skip
+    enough = [(n, a) for n, a in evaluated if a["total"] >= needed]
+    ranked = max(
+        (lower_bound(a["passed"], a["total"] - a["passed"], rule.quantile), a["total"], -n)
+        for n, a in enough
+    )
+    return -ranked[2]
 
 
 def walk(graph: nx.DiGraph, start: int | None = None) -> Iterator[tuple[int, int, bool]]:

@@ -24,12 +24,13 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dgm.confirmation import confirm, held_out_tasks, search_plan
 from dgm.errors import DgmError
 from dgm.executors import (
     Completion,
@@ -41,6 +42,7 @@ from dgm.executors import (
     Outcome,
 )
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
+from dgm.jobs.group import group_experience_from_run
 from dgm.scheduler import Limits, RunSummary, Scheduler
 from dgm.store import Run
 from dgm.strategies import Evaluate, Expand, SearchState, Strategy, TaskPlan, make_strategy
@@ -110,7 +112,7 @@ class MetaLoop:
     # -- the run -----------------------------------------------------------------------
     def run(self) -> LoopSummary:
         run, config = self.run_store, self.config
-        plan = self.jobs.task_plan()
+        plan = search_plan(run, self.jobs.task_plan())  # held-out tasks never reach it
         self.state = rebuild_state(run, plan)
         done_jobs = len(run.jobs(["done", "failed"]))
         # Seeded by the config's seed and the history, so a resumed run does not replay
@@ -133,7 +135,8 @@ class MetaLoop:
             self._resubmit_in_flight()
             with _signals(self._interrupt):
                 summary = self.scheduler.run()
-        final = strategy.final_choice(self.state)
+                confirmed = confirm(self, executor)
+        final = confirmed or strategy.final_choice(self.state)
         return self._summary(summary, final)
 
     def best(self) -> str:
@@ -169,7 +172,11 @@ class MetaLoop:
             )
             job_id = f"expand-{action.parent}-{ordinal}"
             target = self._choose_target(action.parent, job_id)
-            inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict()}
+            if action.group:  # GEA: the group's pooled experience reaches the diagnosis
+                members = (action.parent, *action.group)
+                target = replace(target, group_experience=group_experience_from_run(run, members))
+            inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict(),
+                      "group": list(action.group)}  # fmt: skip
         run.queue_job(job_id, "expand", inputs)
         run.start_job(job_id)
         return lambda: self._expand(job_id, action, ImprovementTarget(**inputs["target"]))
@@ -260,13 +267,15 @@ class MetaLoop:
         for job in self.run_store.jobs(["queued", "running"]):
             if job.kind == "eval":
                 action: Expand | Evaluate = Evaluate(job.inputs["node"], job.inputs["task"])
+                if action.task in held_out_tasks(self.run_store):
+                    continue  # a confirmation job: the confirmation stage re-runs it
                 if action.node not in self.state.node_ids or action.task in self.state.results(
                     action.node
                 ):
                     self.run_store.fail_job(job.id, "obsolete after resume", state="cancelled")
                     continue
             else:
-                action = Expand(job.inputs["parent"])
+                action = Expand(job.inputs["parent"], tuple(job.inputs.get("group", ())))
             self._resume_ids.setdefault(action, []).append(job.id)
             self.run_store.event("job_resumed", job=job.id)
             self.scheduler.submit(action)
