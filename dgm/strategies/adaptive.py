@@ -24,15 +24,6 @@ from dgm.strategies.hgm import HGMStrategy
 from dgm.strategies.state import SearchState
 
 
-def task_stats(state: SearchState) -> dict[str, tuple[int, int]]:
-    """(solved, failed) per task, pooled over every node."""
-    out = {t: [0, 0] for t in state.plan.stage1 + state.plan.stage2}
-    for node in state.node_ids:
-        for task, solved in state.results(node).items():
-            out[task][0 if solved else 1] += 1
-    return {t: (a, b) for t, (a, b) in out.items()}
-
-
 class AdaptiveStrategy(HGMStrategy):
     name = "adaptive"
 
@@ -59,7 +50,7 @@ class AdaptiveStrategy(HGMStrategy):
         if self.task_order == "fixed":
             return Evaluate(node, tasks[0])
         if self.task_order == "informative":
-            stats = task_stats(state)
+            stats = state.task_results
             p = np.array([(1.0 + stats[t][0]) / (2.0 + sum(stats[t])) for t in tasks])
             return Evaluate(node, tasks[int(np.argmax(p * (1.0 - p)))])
         return Evaluate(node, tasks[int(self.rng.integers(len(tasks)))])

@@ -57,7 +57,27 @@ class FinalRule:
         return chosen if k is None else chosen[:k]
 
     def choose(self, state: SearchState) -> str:
-        return self.ranked(state, 1)[0]
+        """`ranked(state, 1)[0]`, computing bounds only for nodes that could win: a bound
+        never exceeds the posterior mean, so nodes are visited by mean, best first."""
+        evals = state.evals_column()
+        n_tasks = len(state.plan.stage1) + len(state.plan.stage2)
+        idx = np.flatnonzero(evals >= min(self.min_evals, n_tasks))
+        if len(idx) == 0:
+            return state.node_id(int(np.argmax(evals)))
+        s, f = state.own_successes[idx], state.own_failures[idx]
+        means = (1.0 + s) / (2.0 + s + f)
+        best: tuple[float, int, int] | None = None
+        for k in np.argsort(-means, kind="stable"):
+            if best is not None and means[k] < best[0]:
+                break
+            key = (
+                lower_bound(int(s[k]), int(f[k]), self.quantile),
+                int(evals[idx[k]]),
+                -int(idx[k]),
+            )
+            best = key if best is None or key > best else best
+        assert best is not None
+        return state.node_id(-best[2])
 
 
 def _betainc(a: float, b: float, x: float) -> float:

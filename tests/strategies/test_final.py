@@ -44,3 +44,16 @@ def test_beta_quantile_matches_known_values():
     assert beta_quantile(1.0, 4.0, 0.1) == pytest.approx(1 - 0.9**0.25, abs=1e-9)
     draws = np.random.default_rng(0).beta(21, 31, 200_000)
     assert lower_bound(20, 30, 0.1) == pytest.approx(np.quantile(draws, 0.1), abs=2e-3)
+
+
+def test_the_pruned_choice_equals_the_full_ranking():
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        state = SearchState(TaskPlan(TASKS[:20]))
+        for i in range(1, 25):
+            state.add_node(str(i), str(int(rng.integers(i))))
+        for node in state.node_ids:
+            for task in TASKS[: int(rng.integers(0, 20))]:
+                state.record_evaluation(node, task, bool(rng.random() < 0.4))
+        rule = FinalRule(quantile=float(rng.choice([0.05, 0.1, 0.3])), min_evals=8)
+        assert rule.choose(state) == rule.ranked(state)[0]
