@@ -125,8 +125,8 @@ class GEAStrategyConfig(Section):
 class AdaptiveStrategyConfig(Section):
     """Our policy: hgm's one-task-at-a-time schedule with an own-score parent choice."""
 
-    alpha: float = Field(default=0.7, gt=0, le=1)
-    clade_weight: float = Field(default=0.0, ge=0, le=1)
+    alpha: float = Field(default=0.75, gt=0, le=1)
+    clade_weight: float = Field(default=0.3, ge=0, le=1)
     """0: parents by their own results only; 1: by their clade's (as hgm)."""
     task_order: Literal["random", "fixed", "informative"] = "informative"
     """Which open task a node is evaluated on next."""
