@@ -54,7 +54,7 @@ ABLATION: dict[str, Variant] = {
         Variant(
             "hgm-own",
             "adaptive",
-            {"adaptive": {"clade_weight": 0.0}},
+            {"adaptive": {"clade_weight": 0.0, "alpha": 0.6, "task_order": "random"}},
             meaning="hgm's schedule, parent by own results (no clade pooling)",
         ),
         Variant(
@@ -62,6 +62,25 @@ ABLATION: dict[str, Variant] = {
             "hgm",
             {"hgm": {"full_evaluation": True, "staged": True}},
             meaning="hgm's parent choice, each child fully evaluated first (DGM's schedule)",
+        ),
+        # Our policy with one of its three changes to hgm undone at a time.
+        Variant(
+            "adaptive-alpha-0.6",
+            "adaptive",
+            {"adaptive": {"alpha": 0.6}},
+            meaning="adaptive with hgm's expansion rate",
+        ),
+        Variant(
+            "adaptive-random-tasks",
+            "adaptive",
+            {"adaptive": {"task_order": "random"}},
+            meaning="adaptive with hgm's uniform task choice",
+        ),
+        Variant(
+            "adaptive-full-clade",
+            "adaptive",
+            {"adaptive": {"clade_weight": 1.0}},
+            meaning="adaptive with hgm's clade-only parent posterior",
         ),
     )
 }

@@ -1,16 +1,19 @@
 """Our policy, designed from the simulator's ablation of hgm (see dgm/simulate/README.md).
 
-The ablation found that hgm's lead comes from its evaluation *schedule* (one task at a
-time, a node earns more evaluations only by being drawn, children beyond the rule's
-budget are not made), not from clade pooling. This policy keeps that schedule and
-changes what the ablation said does not help:
+The ablation found that hgm's lead over dgm comes from its evaluation *schedule* (one task
+at a time; a node earns more evaluations only by being drawn; children made at the rate
+N^alpha), not from clade pooling. This policy keeps that schedule and changes three
+things, each measured on its own in the ablation (variants `adaptive-*`):
 
-- Expand when N^alpha >= (nodes - 1) + pending expansions (N = evaluations started), as hgm.
-- Parent: Thompson sampling on Beta(1 + s, 1 + f) of a blend of own and clade counts,
-  s = own + clade_weight * (clade - own); `clade_weight = 0` (the default) uses the
-  node's own results only, among nodes with an own success.
+- Expand when N^alpha >= (nodes - 1) + pending expansions (N = evaluations started), with
+  alpha = 0.75 instead of 0.6: more, cheaper looks at children.
+- Parent: Thompson sampling on Beta(1 + s, 1 + f) over nodes with an own success, where
+  s = own + clade_weight * (clade - own) (likewise f): by default 0.3 of the clade's
+  evidence beyond the node's own, instead of hgm's all of it.
 - Evaluation: Thompson sampling on each node's own posterior over nodes with open tasks,
-  the task uniformly among them. No stage gate.
+  as hgm; the task is the open one whose pooled solve rate over all nodes is nearest 0.5
+  (`task_order = "informative"`): tasks every agent solves, or none does, tell agents
+  apart least. No stage gate.
 - Ships by the run's final-choice rule (lower credible bound, final.py).
 """
 
