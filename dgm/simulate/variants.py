@@ -46,6 +46,12 @@ ABLATION: dict[str, Variant] = {
             meaning="the old deviation: failed expansions count as expansions",
         ),
         Variant(
+            "hgm-pending-uncounted",
+            "hgm",
+            {"hgm": {"count_pending_evals": False}},
+            meaning="running evaluations not counted in the expand rule",
+        ),
+        Variant(
             "hgm-staged",
             "hgm",
             {"hgm": {"staged": True}},
