@@ -69,7 +69,7 @@ ABLATION: dict[str, Variant] = {
             {"hgm": {"full_evaluation": True, "staged": True}},
             meaning="hgm's parent choice, each child fully evaluated first (DGM's schedule)",
         ),
-        # Our policy with one of its three changes to hgm undone at a time.
+        # Our policy with one of its four changes to hgm undone at a time.
         Variant(
             "adaptive-alpha-0.6",
             "adaptive",
@@ -81,6 +81,12 @@ ABLATION: dict[str, Variant] = {
             "adaptive",
             {"adaptive": {"task_order": "random"}},
             meaning="adaptive with hgm's uniform task choice",
+        ),
+        Variant(
+            "adaptive-no-fast-track",
+            "adaptive",
+            {"adaptive": {"fast_track": False}},
+            meaning="adaptive without evaluating promising newcomers first",
         ),
         Variant(
             "adaptive-full-clade",

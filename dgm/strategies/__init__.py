@@ -60,7 +60,11 @@ def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
     if config.name == "adaptive":
         a = config.adaptive
         return AdaptiveStrategy(
-            rng, alpha=a.alpha, clade_weight=a.clade_weight, task_order=a.task_order
+            rng,
+            alpha=a.alpha,
+            clade_weight=a.clade_weight,
+            task_order=a.task_order,
+            fast_track=a.fast_track,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)
