@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from dgm.config import StrategyConfig
-from dgm.executors import Completion
-from dgm.scheduler import Limits, Scheduler
+from dgm.loop.executors import Completion
+from dgm.loop.scheduler import Limits, Scheduler
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import LandscapeParams, World
 from dgm.simulate.variants import variant

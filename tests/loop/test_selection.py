@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dgm import lineage
-from dgm.confirmation import CONFIRMATION_KEY, SPLIT_KEY
 from dgm.jobs.diagnose import GROUP_HEADER, ImprovementTarget, diagnosis_request, problem_statement
-from dgm.loop import MetaLoop
+from dgm.loop.meta_loop import MetaLoop
+from dgm.report import lineage
 from dgm.report.export import resolve_node
 from dgm.store import Run
+from dgm.store.selection import CONFIRMATION_KEY, SPLIT_KEY
 from tests.loop.fake_jobs import TASKS, FakeJobs
 
 CONFIRM = {

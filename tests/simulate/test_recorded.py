@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dgm.cli import app
+from dgm.commands.app import app
 from dgm.config import RunConfig
-from dgm.loop import MetaLoop
+from dgm.loop.meta_loop import MetaLoop
 from dgm.simulate.experiment import run_one
 from dgm.simulate.landscape import World
 from dgm.simulate.presets import PRESETS

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import networkx as nx
 
-from dgm.confirmation import confirmed_node
 from dgm.store import Run
+from dgm.store.selection import confirmed_node
 from dgm.strategies.final import FinalRule, lower_bound
 
 

@@ -20,14 +20,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dgm.scheduler import Scheduler
+from dgm.loop.scheduler import Scheduler
 from dgm.store import Run
+from dgm.store.selection import CONFIRMATION_KEY, SPLIT_KEY, held_out_tasks
 from dgm.strategies import Evaluate, FinalRule, SearchState, Strategy, TaskPlan, split_plan
 from dgm.strategies.actions import Action
 from dgm.strategies.base import wait_or_stop
 
-SPLIT_KEY = "task_split"
-CONFIRMATION_KEY = "confirmation"
 _ROOT = "confirm-root"  # a stand-in parent: the candidates' tree does not matter here
 
 
@@ -40,17 +39,6 @@ def search_plan(run: Run, plan: TaskPlan) -> TaskPlan:
     split = {"search": list(search.stage1 + search.stage2), "held_out": list(held_out)}
     run.db.set_meta(SPLIT_KEY, json.dumps(split))
     return search
-
-
-def held_out_tasks(run: Run) -> tuple[str, ...]:
-    recorded = run.db.get_meta(SPLIT_KEY)
-    return tuple(json.loads(recorded)["held_out"]) if recorded else ()
-
-
-def confirmed_node(run: Run) -> int | None:
-    """The node the confirmation stage chose, when it ran."""
-    recorded = run.db.get_meta(CONFIRMATION_KEY)
-    return None if recorded is None else int(json.loads(recorded)["node"])
 
 
 class ConfirmStrategy(Strategy):

@@ -30,9 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from dgm.confirmation import confirm, held_out_tasks, search_plan
 from dgm.errors import DgmError
-from dgm.executors import (
+from dgm.jobs.diagnose import ImprovementTarget, choose_target
+from dgm.jobs.group import group_experience_from_run
+from dgm.loop.confirmation import confirm, search_plan
+from dgm.loop.executors import (
     Completion,
     Evaluated,
     Expanded,
@@ -41,10 +43,9 @@ from dgm.executors import (
     LocalExecutor,
     Outcome,
 )
-from dgm.jobs.diagnose import ImprovementTarget, choose_target
-from dgm.jobs.group import group_experience_from_run
-from dgm.scheduler import Limits, RunSummary, Scheduler
+from dgm.loop.scheduler import Limits, RunSummary, Scheduler
 from dgm.store import Run
+from dgm.store.selection import held_out_tasks
 from dgm.strategies import Evaluate, Expand, SearchState, Strategy, TaskPlan, make_strategy
 
 MAX_CONSECUTIVE_CRASHES = 5
@@ -340,7 +341,7 @@ class MetaLoop:
 class JobFactory:
     """What the loop needs from the outside world: the task plan and the two jobs.
 
-    The production implementation (`dgm.run_jobs.RunJobs`) runs real sandboxes through the
+    The production implementation (`dgm.loop.adapters.RunJobs`) runs real sandboxes through the
     gateway; tests may substitute their own.
     """
 
