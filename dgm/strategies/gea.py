@@ -7,6 +7,7 @@ changed and which tasks that fixed or broke, `group_experience` below), so an
 improvement found in one branch can spread to the others.
 
 - Performance: the posterior mean (1 + s) / (2 + s + f) of the node's own results.
+- Candidates: the archive's (at most `CANDIDATE_POOL` best by performance).
 - Novelty: cosine distance between per-task success vectors (+1 solved, -1 failed, 0 not
   evaluated), so two agents that solve the same tasks are close even if one has more
   results. The first member is the best by performance + w * (mean distance to the
@@ -52,6 +53,10 @@ def cosine_distances(vectors: np.ndarray) -> np.ndarray:
     return distance
 
 
+CANDIDATE_POOL = 200
+"""Groups are chosen among at most this many best-performing archive nodes."""
+
+
 @dataclass(frozen=True)
 class GroupChoice:
     members: tuple[str, ...]
@@ -66,6 +71,9 @@ def choose_group(state: SearchState, size: int, novelty_weight: float) -> GroupC
         return None
     s, f = state.own_successes[idx], state.own_failures[idx]
     performance = (1.0 + s) / (2.0 + s + f)
+    if len(idx) > CANDIDATE_POOL:  # novelty is quadratic: only the best performers compete
+        keep = np.sort(np.argsort(-performance, kind="stable")[:CANDIDATE_POOL])
+        idx, performance = idx[keep], performance[keep]
     distance = cosine_distances(success_vectors(state, idx))
     novelty = distance.sum(axis=1) / max(1, len(idx) - 1)
     chosen = [int(np.argmax(performance + novelty_weight * novelty))]
