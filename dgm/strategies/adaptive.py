@@ -2,7 +2,7 @@
 
 The ablation found that hgm's lead over dgm comes from its evaluation *schedule* (one task
 at a time; a node earns more evaluations only by being drawn; children made at the rate
-N^alpha), not from clade pooling. This policy keeps that schedule and changes three
+N^alpha), not from clade pooling. This policy keeps that schedule and changes four
 things, each measured on its own in the ablation (variants `adaptive-*`):
 
 - Expand when N^alpha >= (nodes - 1) + pending expansions (N = evaluations started), with
@@ -11,7 +11,10 @@ things, each measured on its own in the ablation (variants `adaptive-*`):
   s = own + clade_weight * (clade - own) (likewise f): by default 0.3 of the clade's
   evidence beyond the node's own, instead of hgm's all of it.
 - Evaluation: Thompson sampling on each node's own posterior over nodes with open tasks,
-  as hgm; the task is the open one whose pooled solve rate over all nodes is nearest 0.5
+  as hgm, except that a node whose posterior mean beats the node that would ship now but
+  has fewer results than shipping needs goes first (`fast_track`): making a good agent
+  is cheap under this schedule, recognising it is what costs.
+- The task: the node's open task whose pooled solve rate over all nodes is nearest 0.5
   (`task_order = "informative"`): tasks every agent solves, or none does, tell agents
   apart least. No stage gate.
 - Ships by the run's final-choice rule (lower credible bound, final.py).
