@@ -1,8 +1,8 @@
 """Our policy, designed from the simulator's ablation of hgm (see dgm/simulate/README.md).
 
-The ablation found that hgm's lead over dgm comes from its evaluation *schedule* (one task
-at a time; a node earns more evaluations only by being drawn; children made at the rate
-N^alpha), not from clade pooling. This policy keeps that schedule and changes four
+The ablation found that hgm's lead over dgm comes mostly from its evaluation *schedule*
+(one task at a time; a node earns more evaluations only by being drawn; children made at
+the rate N^alpha), much less from clade pooling. This policy keeps that schedule and changes four
 things, each measured on its own in the ablation (variants `adaptive-*`):
 
 - Expand when N^alpha >= (nodes - 1) + pending expansions (N = evaluations started), with

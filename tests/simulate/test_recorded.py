@@ -90,3 +90,10 @@ def test_traits_transfer_only_within_a_group():
     share_alone = np.mean([skill in world.skills[c] for c in alone if c])
     share_grouped = np.mean([skill in world.skills[c] for c in grouped if c])
     assert share_grouped > share_alone + 0.3
+
+
+def test_parallel_experiments_give_the_same_results_in_the_same_order():
+    from dgm.simulate.experiment import run_experiment
+
+    args = (["adaptive", "gea"], PRESETS["transfer"], 3, 100, 4, 0.5)
+    assert run_experiment(*args, processes=2) == run_experiment(*args, processes=1)
