@@ -78,8 +78,9 @@ def confirm(loop: Any, executor: Any) -> str | None:
     nodes = [(_ROOT, None)] + [(c, _ROOT) for c in candidates]
     state = SearchState.replay(TaskPlan(held), nodes, history)
     strategy = ConfirmStrategy(candidates, FinalRule(final.quantile, final.min_evals))
+    run.event("confirmation_started", candidates=candidates, held_out=len(held))
     scheduler = Scheduler(strategy, state, executor, run.config.workers, make_job=loop._make_job,
-                          should_stop=loop._should_stop)  # fmt: skip
+                          on_complete=loop._on_complete, should_stop=loop._should_stop)  # fmt: skip
     summary = scheduler.run()
     if any(state.unevaluated_tasks(c) for c in candidates):
         run.event("confirmation_incomplete", reason=summary.stop_reason)
