@@ -130,6 +130,8 @@ class AdaptiveStrategyConfig(Section):
     """0: parents by their own results only; 1: by their clade's (as hgm)."""
     task_order: Literal["random", "fixed", "informative"] = "informative"
     """Which open task a node is evaluated on next."""
+    parent_rule: Literal["thompson", "mean"] = "thompson"
+    """Ablation: "mean" expands the best posterior mean (greedy) instead of a draw."""
     fast_track: bool = True
     """Evaluate first the nodes that look better than the current choice but have too
     few results to ship."""

@@ -60,8 +60,29 @@ ABLATION: dict[str, Variant] = {
         Variant(
             "hgm-own",
             "adaptive",
-            {"adaptive": {"clade_weight": 0.0, "alpha": 0.6, "task_order": "random"}},
+            {
+                "adaptive": {
+                    "clade_weight": 0.0,
+                    "alpha": 0.6,
+                    "task_order": "random",
+                    "fast_track": False,
+                }
+            },  # fmt: skip
             meaning="hgm's schedule, parent by own results (no clade pooling)",
+        ),
+        Variant(
+            "hgm-greedy-own",
+            "adaptive",
+            {
+                "adaptive": {
+                    "clade_weight": 0.0,
+                    "alpha": 0.6,
+                    "task_order": "random",
+                    "fast_track": False,
+                    "parent_rule": "mean",
+                }
+            },  # fmt: skip
+            meaning="hgm's schedule, parent = best own posterior mean (greedy)",
         ),
         Variant(
             "hgm-full-eval",

@@ -65,6 +65,7 @@ def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
             clade_weight=a.clade_weight,
             task_order=a.task_order,
             fast_track=a.fast_track,
+            parent_rule=a.parent_rule,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)

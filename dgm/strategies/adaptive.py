@@ -9,7 +9,8 @@ things, each measured on its own in the ablation (variants `adaptive-*`):
   alpha = 0.75 instead of 0.6: more, cheaper looks at children.
 - Parent: Thompson sampling on Beta(1 + s, 1 + f) over nodes with an own success, where
   s = own + clade_weight * (clade - own) (likewise f): by default 0.3 of the clade's
-  evidence beyond the node's own, instead of hgm's all of it.
+  evidence beyond the node's own, instead of hgm's all of it. (`parent_rule = "mean"`:
+  the best posterior mean instead of a draw; an ablation.)
 - Evaluation: Thompson sampling on each node's own posterior over nodes with open tasks,
   as hgm, except that a node whose posterior mean beats the node that would ship now but
   has fewer results than shipping needs goes first (`fast_track`): making a good agent
@@ -40,8 +41,10 @@ class AdaptiveStrategy(HGMStrategy):
         clade_weight: float = 0.0,
         task_order: str = "random",
         fast_track: bool = False,
+        parent_rule: str = "thompson",
     ) -> None:
         super().__init__(rng, alpha=alpha)
+        self.parent_rule = parent_rule
         self.fast_track = fast_track
         self.clade_weight = clade_weight
         self.task_order = task_order
@@ -88,7 +91,8 @@ class AdaptiveStrategy(HGMStrategy):
         idx, a, b = self.expansion_posterior(state)
         if len(idx) == 0:
             return None
-        return Expand(state.node_id(int(idx[np.argmax(self.rng.beta(a, b))])))
+        scores = a / (a + b) if self.parent_rule == "mean" else self.rng.beta(a, b)
+        return Expand(state.node_id(int(idx[np.argmax(scores)])))
 
     def next_action(self, state: SearchState) -> Action:
         if self.wants_expansion(state):
