@@ -3,7 +3,7 @@
 One point per recorded evaluation, in the order they were recorded, with three x axes a
 reader may want: evaluations so far, dollars spent so far, and wall-clock seconds since
 the run started. "Best" is the node `lineage.best_node` would pick at that moment
-(highest posterior mean, non-rejected) among nodes that have finished their first stage
+(best lower credible bound, non-rejected) among nodes that have finished their first stage
 (as many evaluations as most nodes get), shown as its plain pass rate: a node with 1 of
 1 solved does not count as 100% until it has been evaluated as fully as the others.
 """
@@ -14,8 +14,8 @@ import bisect
 import heapq
 from dataclasses import dataclass, field
 
-from dgm.report.lineage import posterior_mean
 from dgm.store import Run
+from dgm.strategies.final import lower_bound
 
 
 @dataclass
@@ -46,6 +46,7 @@ def run_progress(run: Run) -> Progress:
         spend_cum.append(total)
     rows = run.db.query("SELECT node_id, resolved, created_at FROM evaluations ORDER BY id")
     min_evals = _usual_count(run)
+    quantile = run.config.strategy.final.quantile  # ranked like the final choice
 
     counts: dict[int, tuple[int, int]] = {}
     rate_sum, archived = 0.0, 0
@@ -63,7 +64,8 @@ def run_progress(run: Run) -> Progress:
             rate_sum += passed / seen
             archived += seen == 1
             if seen >= min_evals:
-                heapq.heappush(heap, (-posterior_mean(passed, seen), -seen, node, seen))
+                bound = lower_bound(passed, seen - passed, quantile)
+                heapq.heappush(heap, (-bound, -seen, node, seen))
         while heap and counts[heap[0][2]][1] != heap[0][3]:
             heapq.heappop(heap)  # an outdated entry: that node has been evaluated since
         k = bisect.bisect_right(spend_ts, row["created_at"])
