@@ -1,26 +1,29 @@
 """The run's train/test split and the confirmation stage: the loop's whole link to them.
 
     plan = search_plan(run, jobs.task_plan())          # before the search
-    confirmed = confirm(loop, executor)                 # after it, or None
+    confirm(run, strategy, state, executor, make_job=..., on_complete=..., should_stop=...)
 
 - `search_plan` applies the strategy's stage rule and holds out
   `strategy.final.held_out_fraction` of the tasks when `confirm_top_k` > 0. The split is
   recorded in the run (`meta` key `task_split`) at the first start and read back on resume.
 - `confirm` evaluates the search's top-k candidates (by the final-choice rule) on every
-  held-out task, through the loop's own job path (same job ids, same store, resumable),
-  and ships the candidate with the best lower credible bound on the held-out tasks. The
-  verdict is recorded (`meta` key `confirmation`); `dgm status`, `report` and `export`
-  call that node `best`. It runs only when the search ended on its own (budget, node
-  limit, strategy) and costs k x held-out evaluations on top of `limits.max_evals`; the
-  dollar and time limits still apply.
+  held-out task, through the loop's own job path (`ActionJobs.make`: same job ids, same
+  store, resumable), and ships the candidate with the best lower credible bound on the
+  held-out tasks. The verdict is recorded (`meta` key `confirmation`); the store's one
+  best rule (dgm/store/best.py) calls that node `best` everywhere. It runs only when the
+  search ended on its own (budget, node limit, strategy) and costs k x held-out
+  evaluations on top of `limits.max_evals`; the dollar and time limits still apply.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
+from dgm.loop.executors import Completion
 from dgm.loop.scheduler import Scheduler
+from dgm.loop.stop_rules import StopReason
 from dgm.store import Run
 from dgm.store.selection import CONFIRMATION_KEY, SPLIT_KEY, held_out_tasks
 from dgm.strategies import Evaluate, FinalRule, SearchState, Strategy, TaskPlan, split_plan
@@ -64,32 +67,48 @@ class ConfirmStrategy(Strategy):
         return ranked[0] if ranked else self.candidates[0]
 
 
-def confirm(loop: Any, executor: Any) -> str | None:
-    """Run the confirmation stage for `loop` (a MetaLoop after its search)."""
-    run: Run = loop.run_store
+def confirm(
+    run: Run,
+    search: Strategy,
+    state: SearchState,
+    executor: Any,
+    *,
+    make_job: Callable[[Any], Any],
+    on_complete: Callable[[Completion, SearchState], None] | None,
+    should_stop: Callable[[], StopReason | None],
+) -> str | None:
+    """Run the confirmation stage after `search` ended on `state`; the chosen node, or None
+    when the stage does not apply or could not finish (a limit, Ctrl-C)."""
     final = run.config.strategy.final
     held = held_out_tasks(run)
-    if final.confirm_top_k == 0 or not held or loop._should_stop() is not None:
+    if final.confirm_top_k == 0 or not held or should_stop() is not None:
         return None
-    candidates = loop.strategy.final.ranked(loop.state, final.confirm_top_k)
+    candidates = search.final.ranked(state, final.confirm_top_k)
     wanted = set(candidates)
     history = [(str(e.node_id), e.task_id, e.resolved) for e in run.evaluations()
                if e.task_id in held and str(e.node_id) in wanted]  # fmt: skip
     nodes = [(_ROOT, None)] + [(c, _ROOT) for c in candidates]
-    state = SearchState.replay(TaskPlan(held), nodes, history)
+    held_state = SearchState.replay(TaskPlan(held), nodes, history)
     strategy = ConfirmStrategy(candidates, FinalRule(final.quantile, final.min_evals))
     run.event("confirmation_started", candidates=candidates, held_out=len(held))
-    scheduler = Scheduler(strategy, state, executor, run.config.workers, make_job=loop._make_job,
-                          on_complete=loop._on_complete, should_stop=loop._should_stop)  # fmt: skip
+    scheduler = Scheduler(
+        strategy,
+        held_state,
+        executor,
+        run.config.workers,
+        make_job=make_job,
+        on_complete=on_complete,
+        should_stop=should_stop,
+    )
     summary = scheduler.run()
-    if any(state.unevaluated_tasks(c) for c in candidates):
-        run.event("confirmation_incomplete", reason=summary.stop_reason)
+    if any(held_state.unevaluated_tasks(c) for c in candidates):
+        run.event("confirmation_incomplete", reason=str(summary.stop_reason))
         return None
-    chosen = strategy.final_choice(state)
+    chosen = strategy.final_choice(held_state)
     verdict = {
         "node": int(chosen),
         "held_out": list(held),
-        "candidates": {c: list(state.own_counts(c)) for c in candidates},
+        "candidates": {c: list(held_state.own_counts(c)) for c in candidates},
         "search_choice": candidates[0],
         "quantile": final.quantile,
     }

@@ -9,30 +9,14 @@ Nodes with fewer than `min_evals` results (capped at the number of tasks) never 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
+from dgm.scoring import beta_quantile, lower_bound
 from dgm.strategies.state import SearchState
 
-
-@lru_cache(maxsize=65536)
-def beta_quantile(a: float, b: float, q: float) -> float:
-    """The q-quantile of Beta(a, b), by bisection on the regularised incomplete beta."""
-    lo, hi = 0.0, 1.0
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        if _betainc(a, b, mid) < q:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
-def lower_bound(solved: int, failed: int, quantile: float) -> float:
-    return beta_quantile(1.0 + solved, 1.0 + failed, quantile)
+__all__ = ["FinalRule", "beta_quantile", "lower_bound"]  # the numbers live in dgm/scoring.py
 
 
 @dataclass(frozen=True)
@@ -78,44 +62,3 @@ class FinalRule:
             best = key if best is None or key > best else best
         assert best is not None
         return state.node_id(-best[2])
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta I_x(a, b) (continued fraction, Numerical Recipes 6.4)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-        + a * math.log(x) + b * math.log1p(-x)
-    )  # fmt: skip
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-12:
-            break
-    return h

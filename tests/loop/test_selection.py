@@ -39,7 +39,7 @@ def test_confirmation_stage_uses_held_out_tasks_only_and_ships_its_verdict(make_
     search_evals = [e for e in run.evaluations() if e.task_id not in held]
     assert len(search_evals) <= 30
     # `best` everywhere is the confirmed node.
-    assert summary.best_node == str(verdict["node"])
+    assert summary.best_node == verdict["node"]
     graph = lineage.build_lineage(run)
     assert lineage.best_node(graph) == verdict["node"]
     assert resolve_node(run, "best").id == verdict["node"]
@@ -82,10 +82,10 @@ class RecordingJobs(FakeJobs):
         super().__init__(run)
         self.targets: list[tuple[int, ImprovementTarget]] = []
 
-    def expand(self, job_id: str, parent: int, code: Path, target: ImprovementTarget,
-               log_dir: Path):  # fmt: skip
+    def expand_job(self, job_id: str, parent: int, code: Path, target: ImprovementTarget,
+                   log_dir: Path):  # fmt: skip
         self.targets.append((parent, target))
-        return super().expand(job_id, parent, code, target, log_dir)
+        return super().expand_job(job_id, parent, code, target, log_dir)
 
 
 def test_gea_group_experience_reaches_the_improvement_input(make_run, tmp_path) -> None:

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from dgm.config import StrategyConfig
+from dgm.scoring import beta_quantile, lower_bound
 from dgm.strategies import FinalRule, SearchState, TaskPlan, make_strategy
-from dgm.strategies.final import beta_quantile, lower_bound
 
 TASKS = tuple(f"t{i:02d}" for i in range(60))
 
