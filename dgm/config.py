@@ -121,15 +121,65 @@ class DGMStrategyConfig(Section):
 
 
 class HGMStrategyConfig(Section):
+    """Faithful to metauto-ai/HGM by default; each deviation is an explicit switch."""
+
     alpha: float = Field(default=0.6, gt=0, le=1)
     cooldown: float = Field(default=0.0, ge=0)
-    min_evals_final: int = Field(default=5, ge=1)
+    count_failed_expansions: bool = False
+    """Deviation: count expansions that made no child in the expand-or-evaluate rule."""
+    count_pending_evals: bool = True
+    """As the reference: an evaluation counts from the moment it starts."""
+    staged: bool = False
+    """Deviation: the benchmark's stage-1/stage-2 gate (the reference has none)."""
+    full_evaluation: bool = False
+    """Ablation: evaluate each child on all its open tasks first (DGM's schedule)."""
+    min_evals_final: int | None = Field(default=None, ge=1)
+    """Deprecated (old run.toml files): same as `[strategy.final] min_evals`."""
+
+
+class GEAStrategyConfig(Section):
+    """Group-evolving agents: groups chosen by performance plus novelty share experience."""
+
+    group_size: int = Field(default=3, gt=0)
+    novelty_weight: float = Field(default=0.5, ge=0)
+    """Weight of novelty (mean cosine distance of per-task success vectors) vs score."""
+
+
+class AdaptiveStrategyConfig(Section):
+    """Our policy: hgm's one-task-at-a-time schedule with an own-score parent choice."""
+
+    alpha: float = Field(default=0.75, gt=0, le=1)
+    clade_weight: float = Field(default=0.3, ge=0, le=1)
+    """0: parents by their own results only; 1: by their clade's (as hgm)."""
+    task_order: Literal["random", "fixed", "informative"] = "informative"
+    """Which open task a node is evaluated on next."""
+    parent_rule: Literal["thompson", "mean"] = "thompson"
+    """Ablation: "mean" expands the best posterior mean (greedy) instead of a draw."""
+    fast_track: bool = True
+    """Evaluate first the nodes that look better than the current choice but have too
+    few results to ship."""
+
+
+class FinalChoiceConfig(Section):
+    """Which agent a run ships: the best lower credible bound, then optional confirmation."""
+
+    quantile: float = Field(default=0.1, gt=0, lt=1)
+    """Rank candidates by this quantile of their Beta(1 + solved, 1 + failed) posterior."""
+    min_evals: int = Field(default=10, ge=1)
+    """A candidate needs this many evaluations (capped at the number of tasks)."""
+    confirm_top_k: int = Field(default=0, ge=0)
+    """After the search, evaluate this many top candidates on held-out tasks (0: off)."""
+    held_out_fraction: float = Field(default=0.2, ge=0, lt=1)
+    """Share of the benchmark's tasks held out of the search for confirmation."""
 
 
 class StrategyConfig(Section):
-    name: Literal["dgm", "hgm", "greedy", "random"] = "hgm"
+    name: Literal["dgm", "hgm", "greedy", "random", "gea", "adaptive"] = "hgm"
     dgm: DGMStrategyConfig = Field(default_factory=DGMStrategyConfig)
     hgm: HGMStrategyConfig = Field(default_factory=HGMStrategyConfig)
+    gea: GEAStrategyConfig = Field(default_factory=GEAStrategyConfig)
+    adaptive: AdaptiveStrategyConfig = Field(default_factory=AdaptiveStrategyConfig)
+    final: FinalChoiceConfig = Field(default_factory=FinalChoiceConfig)
 
 
 class ExpandConfig(Section):

@@ -136,7 +136,7 @@ def main() -> None:
     # with stage 1 only, every node is settled and they must pick a parent.
     settled = SearchState.replay(STAGE1_ONLY, tree, evaluations)
     print(f"   {'strategy':<34}{'median ms':>10}{'p95 ms':>10}")
-    for name in ("hgm", "dgm", "greedy", "random"):
+    for name in ("hgm", "adaptive", "gea", "dgm", "greedy", "random"):
         for label, s in (("evaluations open", state), ("all settled", settled)):
             strategy = make_strategy(StrategyConfig(name=name), 0)
             median, p95 = time_ms(lambda st=strategy, s=s: st.next_action(s), 200)

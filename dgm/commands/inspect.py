@@ -55,7 +55,9 @@ def status(run_dir: RunDir) -> None:
         typer.echo(f"evals     {evals}" + (f" / {limits.max_evals}" if limits.max_evals else ""))
         if best is not None:
             a = graph.nodes[best]
-            typer.echo(f"best      node {best}: {Score(a['passed'], a['total'])}")
+            confirmed = graph.graph.get("confirmed") == best
+            confirmed = " (confirmed on held-out tasks)" if confirmed else ""
+            typer.echo(f"best      node {best}: {Score(a['passed'], a['total'])}{confirmed}")
         spend = f"${run.spend_usd():.2f}"
         if limits.budget_usd:
             spend += f" / ${limits.budget_usd:.2f}"

@@ -31,7 +31,9 @@ def run(
         Path | None, typer.Argument(help="Where the run lives (default: archive/<name>).")
     ] = None,
     config: Annotated[Path | None, typer.Option(help="A run.toml to start from.")] = None,
-    strategy: Annotated[str | None, typer.Option(help="dgm | hgm | greedy | random")] = None,
+    strategy: Annotated[
+        str | None, typer.Option(help="hgm | dgm | gea | adaptive | greedy | random")
+    ] = None,
     benchmark: Annotated[str | None, typer.Option(help="polyglot | swebench")] = None,
     subset: Annotated[
         str | None, typer.Option(help="small | medium | full | LANG | @ids.txt")

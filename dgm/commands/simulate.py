@@ -13,17 +13,20 @@ from dgm.config import StrategyConfig, describe_validation_error
 from dgm.errors import ConfigError
 from dgm.simulate.experiment import run_experiment, summarise
 from dgm.simulate.presets import PRESETS, load_config_file, preset
+from dgm.simulate.recorded import load_recorded
 from dgm.simulate.report import print_summary, write_csv, write_plot
-from dgm.strategies import STRATEGY_NAMES
+from dgm.simulate.variants import ABLATION, STRATEGIES
+
+KNOWN = list(STRATEGIES) + [n for n in ABLATION if n not in STRATEGIES]
 
 
 def parse_strategies(text: str) -> list[str]:
     names = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [n for n in names if n not in STRATEGY_NAMES]
+    unknown = [n for n in names if n not in KNOWN]
     if not names or unknown:
         raise ConfigError(
             f"unknown strategy {', '.join(unknown)!s}" if unknown else "no strategy given",
-            f"--strategies takes a comma-separated list of {', '.join(STRATEGY_NAMES)}",
+            f"--strategies takes a comma-separated list of {', '.join(KNOWN)}",
         )
     if len(set(names)) != len(names):
         raise ConfigError("a strategy is listed twice in --strategies", "list each once")
@@ -42,7 +45,7 @@ def strategy_settings(table: dict, source: str) -> StrategyConfig:
 def simulate(
     strategies: Annotated[
         str, typer.Option(help="Comma-separated strategies to compare.")
-    ] = "hgm,dgm,greedy,random",
+    ] = "hgm,dgm,adaptive,gea,greedy,random",
     landscape: Annotated[
         str, typer.Option(help=f"Preset landscape: {', '.join(PRESETS)}.")
     ] = "mismatch",
@@ -58,6 +61,11 @@ def simulate(
         Path | None,
         typer.Option(help="TOML: a landscape table (base = a preset), strategy settings."),
     ] = None,
+    from_run: Annotated[
+        Path | None,
+        typer.Option("--from-run", help="A recorded run's tree and results as the landscape."),
+    ] = None,
+    processes: Annotated[int, typer.Option(help="Parallel processes (same results).")] = 1,
     csv: Annotated[Path | None, typer.Option(help="Write one row per (strategy, seed).")] = None,
     plot: Annotated[Path | None, typer.Option(help="Plot true rate against evaluations.")] = None,
 ) -> None:
@@ -69,9 +77,14 @@ def simulate(
         custom, strategy_table = load_config_file(config)
         if custom is not None:
             params, source = custom, str(config)
-    if budget <= 0 or workers < 1 or seeds < 1:
+    landscape_or_run = params
+    if from_run is not None:
+        landscape_or_run = load_recorded(from_run, params)
+        params, source = landscape_or_run.params, landscape_or_run.description
+    if budget <= 0 or workers < 1 or seeds < 1 or processes < 1:
         raise ConfigError(
-            f"--budget, --workers and --seeds must be positive (got {budget}, {workers}, {seeds})"
+            "--budget, --workers, --seeds and --processes must be positive "
+            f"(got {budget}, {workers}, {seeds}, {processes})"
         )
     goal = params.target if target is None else target
     if not 0 < goal < 1:
@@ -79,7 +92,9 @@ def simulate(
     settings = strategy_settings(strategy_table, str(config))
 
     t0 = time.perf_counter()
-    results = run_experiment(names, params, seeds, budget, workers, goal, settings)
+    results = run_experiment(
+        names, landscape_or_run, seeds, budget, workers, goal, settings, processes
+    )
     elapsed = time.perf_counter() - t0
     summaries = [summarise([r for r in results if r.strategy == n]) for n in names]
     title = f"{source}: budget {budget:g}, {workers} workers, {seeds} seeds, target {goal:.2f}"

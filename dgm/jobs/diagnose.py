@@ -59,6 +59,11 @@ DIAGNOSIS_SYSTEM = (
     "many tasks, not only this one. Answer with a single JSON object and nothing else."
 )
 
+GROUP_HEADER = (
+    "# Experience of the agents improved alongside this one (reuse what worked, avoid "
+    "what broke tasks)"
+)
+
 DIAGNOSIS_KEYS = (
     "log_summarization",
     "potential_improvements",
@@ -79,6 +84,9 @@ class ImprovementTarget:
     trajectory: str | None = None
     test_output: str | None = None
     hidden_tests: str | None = None
+    group_experience: str | None = None
+    """GEA: what the other members of the parent's group changed and which tasks that
+    fixed or broke (dgm/strategies/gea.py), for the diagnosis and the improvement step."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -154,6 +162,8 @@ def diagnosis_request(target: ImprovementTarget, agent_dir: Path) -> dict[str, A
     ]
     if target.hidden_tests:
         parts += ["# The hidden tests' source", target.hidden_tests]
+    if target.group_experience:
+        parts += [GROUP_HEADER, target.group_experience]
     parts.append(
         "Answer with a JSON object with these string fields: "
         + ", ".join(f'"{k}"' for k in DIAGNOSIS_KEYS)
@@ -186,11 +196,14 @@ def parse_diagnosis(text: str) -> dict[str, str]:
 def problem_statement(target: ImprovementTarget, diagnosis: dict[str, str] | None) -> str:
     """The task the parent agent solves on its own code."""
     if diagnosis is None:
-        return SPECIAL_STATEMENTS[target.kind]
-    text = diagnosis["problem_description"].strip()
-    suggestion = diagnosis.get("implementation_suggestion", "").strip()
-    if suggestion:
-        text += "\n\nImplementation suggestion:\n" + suggestion
+        text = SPECIAL_STATEMENTS[target.kind]
+    else:
+        text = diagnosis["problem_description"].strip()
+        suggestion = diagnosis.get("implementation_suggestion", "").strip()
+        if suggestion:
+            text += "\n\nImplementation suggestion:\n" + suggestion
+    if target.group_experience:
+        text += f"\n\n{GROUP_HEADER}\n{target.group_experience}"
     return text
 
 

@@ -2,9 +2,10 @@
 each starts, the node's code checked out once, and the `Work` an executor runs.
 
 Job id = hash of its inputs, readable prefix first. An expansion's inputs are the parent,
-its ordinal (how many expansions of that parent the search state has seen) and the
-improvement target, so a re-run after a crash is the same job; jobs in flight when a
-process died are submitted again under their own ids (see resume.py).
+its ordinal (how many expansions of that parent the search state has seen), the
+improvement target and, for GEA, the group whose pooled experience is in the target, so
+a re-run after a crash is the same job; jobs in flight when a process died are submitted
+again under their own ids (see resume.py).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import json
 import random
 import shutil
 import threading
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dgm.errors import DgmError
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
+from dgm.jobs.group import group_experience_from_run
 from dgm.loop.executors import Outcome, Work
 from dgm.loop.job_factory import JobFactory
 from dgm.loop.recording import Recorder
@@ -32,8 +35,12 @@ def eval_job_id(node: str | int, task: str) -> str:
     return f"eval-{node}-{digest}"
 
 
-def expand_job_id(parent: str | int, ordinal: int, target: dict[str, Any]) -> str:
-    inputs = json.dumps([str(parent), ordinal, target], sort_keys=True)
+def expand_job_id(
+    parent: str | int, ordinal: int, target: dict[str, Any], group: Sequence[str] = ()
+) -> str:
+    # A GEA group is part of the inputs; without one the id is what it always was.
+    hashed = [str(parent), ordinal, target] + ([list(group)] if group else [])
+    inputs = json.dumps(hashed, sort_keys=True)
     return f"expand-{parent}-{hashlib.sha256(inputs.encode()).hexdigest()[:10]}"
 
 
@@ -81,8 +88,13 @@ class ActionJobs:
         else:
             ordinal = self._ordinal(action.parent)
             target = self._choose_target(action.parent, ordinal)
-            job_id = expand_job_id(action.parent, ordinal, target.to_dict())
-            inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict()}
+            group = list(action.group)
+            if group:  # GEA: the group's pooled experience reaches the diagnosis
+                members = (action.parent, *group)
+                target = replace(target, group_experience=group_experience_from_run(run, members))
+            job_id = expand_job_id(action.parent, ordinal, target.to_dict(), group)
+            inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict(),
+                      "group": group}  # fmt: skip
         run.queue_job(job_id, "expand", inputs)
         run.start_job(job_id)
         target = ImprovementTarget(**inputs["target"])

@@ -6,7 +6,9 @@ It rebuilds the search state from the store (resume.py), asks the strategy for a
 through the scheduler, turns each action into a job (action_jobs.py: expand makes a
 child, evaluate runs node x task), records every finished job in the store in one
 transaction (recording.py), and stops on the strategy's word, a limit (evaluations,
-nodes, dollars, hours), or Ctrl-C / SIGTERM (stop_rules.py).
+nodes, dollars, hours), or Ctrl-C / SIGTERM (stop_rules.py). Held-out tasks never reach
+the search; after it, the confirmation stage evaluates its top candidates on them
+(confirmation.py).
 
 Every job is a row before it starts (`queued` -> `running` -> `done`), keyed by a job id
 derived from its inputs; on resume, jobs that were in flight run again under the same id,
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dgm.loop.action_jobs import ActionJobs, eval_job_id, expand_job_id
+from dgm.loop.confirmation import confirm, search_plan
 from dgm.loop.executors import Completion, make_executor
 from dgm.loop.job_factory import JobFactory
 from dgm.loop.recording import Recorder
@@ -105,7 +108,8 @@ class MetaLoop:
 
     def run(self) -> LoopSummary:
         run, config = self.run_store, self.config
-        self.state = rebuild_state(run, self.jobs.task_plan())
+        plan = search_plan(run, self.jobs.task_plan())  # held-out tasks never reach it
+        self.state = rebuild_state(run, plan)
         self.action_jobs.state = self.state
         done_jobs = len(run.jobs(["done", "failed"]))
         # Seeded by the config's seed and the history, so a resumed run does not replay
@@ -130,6 +134,17 @@ class MetaLoop:
                 self.scheduler.submit(action)
             with Interrupts(lambda: self.request_stop(), self._cancel_now):
                 summary = self.scheduler.run()
+                # After the search: its top candidates on the held-out tasks; the verdict
+                # is recorded in the store, where `best_node` reads it.
+                confirm(
+                    run,
+                    strategy,
+                    self.state,
+                    executor,
+                    make_job=self.action_jobs.make,
+                    on_complete=self._on_complete,
+                    should_stop=self.rules.check,
+                )
         return self._summary(summary)
 
     def best(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from dgm.store import Run
+from dgm.store.selection import held_out_tasks
 from dgm.strategies import Evaluate, Expand, SearchState, TaskPlan
 
 
@@ -35,17 +36,21 @@ def _stage_order(evaluations: list[tuple[str, str, bool]], plan: TaskPlan) -> li
 
 
 def in_flight_actions(run: Run, state: SearchState) -> list[tuple[Expand | Evaluate, str]]:
-    """(action, job id) for every job left queued or running; jobs made obsolete by what
-    was recorded since are cancelled instead."""
+    """(action, job id) for every search job left queued or running (a GEA expansion with
+    its group); jobs made obsolete by what was recorded since are cancelled instead, and
+    confirmation jobs (held-out tasks) are left to the confirmation stage."""
     actions: list[tuple[Any, str]] = []
+    held_out = set(held_out_tasks(run))
     for job in run.jobs(["queued", "running"]):
         if job.kind == "eval":
             action: Expand | Evaluate = Evaluate(job.inputs["node"], job.inputs["task"])
+            if action.task in held_out:
+                continue  # a confirmation job: the confirmation stage runs it again
             if action.node not in state.node_ids or action.task in state.results(action.node):
                 run.fail_job(job.id, "obsolete after resume", state="cancelled")
                 continue
         else:
-            action = Expand(job.inputs["parent"])
+            action = Expand(job.inputs["parent"], tuple(job.inputs.get("group", ())))
         run.event("job_resumed", job=job.id)
         actions.append((action, job.id))
     return actions

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import networkx as nx
 
 from dgm.store import Run
-from dgm.store.best import Candidate, pick_best, posterior_mean
+from dgm.store.best import BestRule, Candidate, pick_best, posterior_mean
 
 __all__ = ["posterior_mean"]  # re-exported: the report's charts use the same score
 
@@ -21,6 +21,10 @@ __all__ = ["posterior_mean"]  # re-exported: the report's charts use the same sc
 def build_lineage(run: Run) -> nx.DiGraph:
     """One pass over three aggregate queries: fast for 10,000-node runs."""
     graph = nx.DiGraph()
+    # What `best` means for this run (dgm/store/best.py): its final-choice settings and
+    # the confirmation stage's verdict, when it ran.
+    rule = graph.graph["best_rule"] = BestRule.of(run)
+    graph.graph["confirmed"] = rule.confirmed
     scores = run.scores()
     costs = run.node_costs()
     for node, parent, depth, status, origin, created_at in run.node_summaries():
@@ -58,11 +62,15 @@ def ancestry(graph: nx.DiGraph, node: int) -> list[int]:
     return chain[::-1]
 
 
-def best_node(graph: nx.DiGraph, min_evals: int = 1) -> int | None:
-    """The best node by the store's one rule (`dgm.store.best`)."""
+def best_node(graph: nx.DiGraph, min_evals: int | None = None) -> int | None:
+    """The best node by the store's one rule (`dgm.store.best`), with the run's settings
+    and confirmation verdict as `build_lineage` recorded them."""
+    rule = graph.graph.get("best_rule") or BestRule()
+    if min_evals is not None:
+        rule = BestRule(rule.quantile, min_evals, rule.confirmed)
     return pick_best(
         (Candidate(n, a["status"], a["passed"], a["total"]) for n, a in graph.nodes(data=True)),
-        min_evals,
+        rule,
     )
 
 

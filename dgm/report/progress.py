@@ -2,8 +2,8 @@
 
 One point per recorded evaluation, in the order they were recorded, with three x axes a
 reader may want: evaluations so far, dollars spent so far, and wall-clock seconds since
-the run started. "Best" is the node `lineage.best_node` would pick at that moment
-(highest posterior mean, non-rejected) among nodes that have finished their first stage
+the run started. "Best" is the node the store's rule (dgm/store/best.py) would pick at that moment
+(best lower credible bound, eligible) among nodes that have finished their first stage
 (as many evaluations as most nodes get), shown as its plain pass rate: a node with 1 of
 1 solved does not count as 100% until it has been evaluated as fully as the others.
 """
@@ -14,8 +14,9 @@ import bisect
 import heapq
 from dataclasses import dataclass, field
 
-from dgm.report.lineage import posterior_mean
+from dgm.scoring import lower_bound
 from dgm.store import Run
+from dgm.store.best import Candidate, eligible
 
 
 @dataclass
@@ -47,10 +48,12 @@ def run_progress(run: Run) -> Progress:
         spend_cum.append(total)
     rows = run.evaluation_series()
     min_evals = run.usual_eval_count()
+    quantile = run.config.strategy.final.quantile  # ranked like the final choice
+    status = {n.id: n.status for n in nodes}
 
     counts: dict[int, tuple[int, int]] = {}
     rate_sum, archived = 0.0, 0
-    heap: list[tuple[float, int, int, int]] = []  # (-mean, -total, node, total): lazy
+    heap: list[tuple[float, int, int, int]] = []  # (-bound, -total, node, total): lazy
     out = Progress()
     for i, (node, resolved, created_at) in enumerate(rows, start=1):
         passed, seen = counts.get(node, (0, 0))
@@ -62,8 +65,9 @@ def run_progress(run: Run) -> Progress:
         if in_archive:
             rate_sum += passed / seen
             archived += seen == 1
-            if seen >= min_evals:
-                heapq.heappush(heap, (-posterior_mean(passed, seen), -seen, node, seen))
+            if seen >= min_evals and eligible(Candidate(node, status[node], passed, seen)):
+                bound = lower_bound(passed, seen - passed, quantile)
+                heapq.heappush(heap, (-bound, -seen, node, seen))
         while heap and counts[heap[0][2]][1] != heap[0][3]:
             heapq.heappop(heap)  # an outdated entry: that node has been evaluated since
         k = bisect.bisect_right(spend_ts, created_at)

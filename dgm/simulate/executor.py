@@ -31,7 +31,7 @@ class SimulatedExecutor:
         action, params = ticket.action, self.world.params
         outcome: Outcome
         if isinstance(action, Expand):
-            child = self.world.expand(action.parent)
+            child = self.world.expand(action.parent, action.group)
             outcome = Expanded(child) if child is not None else ExpansionFailed("no valid child")
             mean = params.expand_hours
         else:

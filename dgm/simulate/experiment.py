@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 import statistics
 import zlib
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +22,8 @@ from dgm.loop.executors import Completion
 from dgm.loop.scheduler import Scheduler, SearchBudget
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import LandscapeParams, World
-from dgm.strategies import SearchState, make_strategy
+from dgm.simulate.variants import variant
+from dgm.strategies import SearchState, make_strategy, split_plan
 
 
 @dataclass
@@ -53,20 +56,26 @@ def strategy_seed(name: str, seed: int) -> np.random.SeedSequence:
 
 def run_one(
     strategy_name: str,
-    landscape: LandscapeParams,
+    landscape: LandscapeParams | Any,
     seed: int,
     budget: float,
     workers: int,
     target: float,
     strategy_config: StrategyConfig | None = None,
 ) -> SeedResult:
-    config = (strategy_config or StrategyConfig()).model_copy(update={"name": strategy_name})
-    world = World(landscape, seed)
-    state = SearchState(world.plan())
+    """One run. `strategy_name`: a strategy or an ablation variant (variants.py);
+    `landscape`: parameters, or anything with `world(seed)` (a recorded run)."""
+    chosen = variant(strategy_name)
+    config = chosen.config(strategy_config)
+    workers = chosen.workers or workers
+    world = (
+        World(landscape, seed) if isinstance(landscape, LandscapeParams) else landscape.world(seed)
+    )
+    state = SearchState(split_plan(world.plan(), config, seed)[0])
     strategy = make_strategy(config, strategy_seed(strategy_name, seed))
     durations_rng = np.random.default_rng([seed, zlib.crc32(b"durations")])
     executor = SimulatedExecutor(world, durations_rng)
-    limits = SearchBudget(max_evals=budget, expansion_cost=landscape.expansion_cost)
+    limits = SearchBudget(max_evals=budget, expansion_cost=world.params.expansion_cost)
     curve: list[tuple[float, float, float]] = []
     best = [world.true_rate("0")]
     reached_at: list[float] = []
@@ -159,16 +168,26 @@ def summarise(results: list[SeedResult]) -> StrategySummary:
 
 def run_experiment(
     strategies: list[str],
-    landscape: LandscapeParams,
+    landscape: LandscapeParams | Any,
     seeds: int,
     budget: float,
     workers: int,
     target: float,
     strategy_config: StrategyConfig | None = None,
+    processes: int = 1,
 ) -> list[SeedResult]:
-    """Every strategy on seeds 0..seeds-1; seed s is the same world for all strategies."""
-    return [
-        run_one(name, landscape, seed, budget, workers, target, strategy_config)
+    """Every strategy on seeds 0..seeds-1; seed s is the same world for all strategies.
+    `processes` > 1 runs them in parallel; the results are the same, in the same order."""
+    jobs = [
+        (name, landscape, seed, budget, workers, target, strategy_config)
         for name in strategies
         for seed in range(seeds)
     ]
+    if processes <= 1:
+        return [run_one(*job) for job in jobs]
+    with ProcessPoolExecutor(processes) as pool:
+        return list(pool.map(_run_job, jobs, chunksize=max(1, len(jobs) // (4 * processes))))
+
+
+def _run_job(job: tuple) -> SeedResult:
+    return run_one(*job)

@@ -17,6 +17,14 @@ A child of parent (theta, m):
   moves that raise the score also make better parents (aligned); 0, the two are
   independent (the score says nothing about the descendants); < 0, score gains cost
   metaproductivity (deceptive).
+
+Two optional mechanisms (off in the first four presets):
+- Transferable traits (`traits` > 0): an improvement is the discovery of one of `traits`
+  skills, each worth `trait_gain` of ability; a child whose expansion was part of a group
+  (GEA's `Expand(parent, group)`) also adopts each skill a group member has and it lacks
+  with probability `p_transfer`: the experience that can spread between branches.
+- A noisy judge (`flaky_rate` > 0): that share of evaluations reports a fair coin instead
+  of the agent's real result (flaky tests); true rates are unaffected.
 """
 
 from __future__ import annotations
@@ -59,6 +67,13 @@ class LandscapeParams(BaseModel):
     expand_hours: float = Field(default=1.0, gt=0)
     duration_sd: float = Field(default=0.5, ge=0)
     """Log-normal spread of job durations around their means."""
+    traits: int = Field(default=0, ge=0)
+    """Number of transferable skills (0: improvements are plain ability jumps)."""
+    trait_gain: float = Field(default=0.4, ge=0)
+    p_transfer: float = Field(default=0.5, ge=0, le=1)
+    """Chance a child adopts each skill of its group's members that it lacks."""
+    flaky_rate: float = Field(default=0.0, ge=0, le=1)
+    """Share of evaluations whose reported result is a fair coin."""
     target: float = Field(default=0.5, gt=0, lt=1)
     """Default true solve rate a strategy must ship to count as reaching the target."""
 
@@ -89,6 +104,7 @@ class World:
         self.theta: dict[str, float] = {ROOT: self._theta_for_rate(params.seed_rate)}
         self.log_metaprod: dict[str, float] = {ROOT: 0.0}
         self.parent: dict[str, str | None] = {ROOT: None}
+        self.skills: dict[str, frozenset[int]] = {ROOT: frozenset()}
         self._true_rate: dict[str, float] = {}
 
     def plan(self) -> TaskPlan:
@@ -112,20 +128,34 @@ class World:
         return math.exp(self.log_metaprod[node])
 
     # -- jobs -----------------------------------------------------------------------------
-    def expand(self, parent: str) -> str | None:
-        """Make a child of `parent`; its id, or None when the expansion fails."""
+    def expand(self, parent: str, group: tuple[str, ...] = ()) -> str | None:
+        """Make a child of `parent` (improved alongside `group`); its id, or None when the
+        expansion fails."""
         p, rng = self.params, self._mutation_rng
         if rng.random() < p.failure_rate:
             return None
         m = self.metaproductivity(parent)
+        skills = set(self.skills[parent])
         if rng.random() < min(0.95, p.p_improve * m):
-            delta = float(rng.exponential(p.improve_scale))
+            if p.traits:
+                unknown = [k for k in range(p.traits) if k not in skills]
+                if unknown:
+                    skills.add(int(rng.choice(unknown)))
+                delta = 0.0
+            else:
+                delta = float(rng.exponential(p.improve_scale))
         elif rng.random() < p.p_same:
             delta = 0.0
         else:
             delta = -abs(float(rng.normal(0.0, p.decline_sd)))
+        for member in group:
+            for k in sorted(self.skills.get(member, frozenset()) - skills):
+                if rng.random() < p.p_transfer:
+                    skills.add(k)
+        delta += p.trait_gain * (len(skills) - len(self.skills[parent]))
         child = str(len(self.theta))
         self.theta[child] = self.theta[parent] + delta
+        self.skills[child] = frozenset(skills)
         log_m = (
             (1.0 - p.metaprod_reversion) * self.log_metaprod[parent]
             + p.metaprod_sd * float(rng.normal())
@@ -136,7 +166,10 @@ class World:
         return child
 
     def evaluate(self, node: str, task: str) -> bool:
-        return bool(self._eval_rng.random() < self.solve_probability(node, task))
+        real = bool(self._eval_rng.random() < self.solve_probability(node, task))
+        if self.params.flaky_rate and self._eval_rng.random() < self.params.flaky_rate:
+            return bool(self._eval_rng.random() < 0.5)
+        return real
 
     # -- helpers --------------------------------------------------------------------------
     def _theta_for_rate(self, rate: float) -> float:

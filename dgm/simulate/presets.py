@@ -43,6 +43,21 @@ PRESETS: dict[str, LandscapeParams] = {
         metaprod_sd=0.0,
         coupling=0.0,
     ),
+    # Added with issue 17, from the same shared values plus one mechanism each.
+    "transfer": LandscapeParams(
+        description="improvements are 8 skills that a group's members can pass on",
+        metaprod_sd=0.6,
+        coupling=0.0,
+        traits=8,
+        trait_gain=0.4,
+        p_transfer=0.5,
+    ),
+    "flaky": LandscapeParams(
+        description="mismatch, with a judge whose result is a coin flip 30% of the time",
+        metaprod_sd=0.6,
+        coupling=0.0,
+        flaky_rate=0.3,
+    ),
 }
 
 

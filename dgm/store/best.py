@@ -1,10 +1,16 @@
 """The one rule for "the best node", used by the loop's summary, `dgm status`, `dgm tree`,
 the report and `dgm export`.
 
-A node is eligible when it is not rejected and has at least `min_evals` evaluations; the
-best eligible node has the highest posterior mean of its own pass rate (ties: more
-evaluations, then the older node). To exclude more nodes (e.g. ones with a forged
-evaluation), extend `eligible` and the `Candidate` it reads: every caller follows.
+1. When the run's confirmation stage ran (dgm/loop/confirmation.py), the node it chose.
+2. Otherwise the eligible node with the best lower credible bound on its own pass rate
+   (quantile `strategy.final.quantile`), among those with at least `strategy.final.min_evals`
+   evaluations, that count capped at the most any eligible node has; ties: more evaluations,
+   then the older node. The strategies' final choice (dgm/strategies/final.py) ranks the
+   same way, with the same numbers (dgm/scoring.py).
+
+A node is eligible when it is not rejected and has been evaluated. To exclude more nodes
+(e.g. ones with a forged evaluation), extend `eligible` and the `Candidate` it reads: every
+caller follows, the confirmed node included.
 """
 
 from __future__ import annotations
@@ -12,6 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from dgm.scoring import lower_bound, posterior_mean
+from dgm.store.selection import confirmed_node
+
+__all__ = ["BestRule", "Candidate", "best_node", "eligible", "pick_best", "posterior_mean"]
 
 
 @dataclass(frozen=True)
@@ -22,25 +33,49 @@ class Candidate:
     total: int
 
 
-def posterior_mean(passed: int, total: int) -> float:
-    """Mean of Beta(1 + passed, 1 + failed): a score that does not reward tiny samples."""
-    return (1 + passed) / (2 + total)
+@dataclass(frozen=True)
+class BestRule:
+    quantile: float = 0.1
+    min_evals: int = 10
+    confirmed: int | None = None
+    """The confirmation stage's verdict, when it ran."""
+
+    @classmethod
+    def of(cls, run: Any, min_evals: int | None = None) -> BestRule:
+        """The rule for a `Run`: its final-choice settings and its confirmation record."""
+        final = run.config.strategy.final
+        evals = final.min_evals if min_evals is None else min_evals
+        return cls(final.quantile, evals, confirmed_node(run))
 
 
-def eligible(candidate: Candidate, min_evals: int = 1) -> bool:
-    return candidate.total >= min_evals and candidate.status != "rejected"
+def eligible(candidate: Candidate) -> bool:
+    """May this node be called best at all (whatever its score)?"""
+    return candidate.total > 0 and candidate.status != "rejected"
 
 
-def pick_best(candidates: Iterable[Candidate], min_evals: int = 1) -> int | None:
-    ranked = [
-        (posterior_mean(c.passed, c.total), c.total, -c.node)
-        for c in candidates
-        if eligible(c, min_evals)
-    ]
-    return -max(ranked)[2] if ranked else None
+def pick_best(candidates: Iterable[Candidate], rule: BestRule | None = None) -> int | None:
+    rule = rule or BestRule()
+    pool = [c for c in candidates if eligible(c)]
+    if not pool:
+        return None
+    if rule.confirmed is not None and any(c.node == rule.confirmed for c in pool):
+        return rule.confirmed
+    needed = min(rule.min_evals, max(c.total for c in pool))
+    enough = [c for c in pool if c.total >= needed]
+    # A bound never exceeds the posterior mean: visit by mean, best first, and stop once no
+    # later node could win (10,000-node runs compute a handful of bounds, not all).
+    enough.sort(key=lambda c: posterior_mean(c.passed, c.total), reverse=True)
+    best: tuple[float, int, int] | None = None
+    for c in enough:
+        if best is not None and posterior_mean(c.passed, c.total) < best[0]:
+            break
+        key = (lower_bound(c.passed, c.total - c.passed, rule.quantile), c.total, -c.node)
+        best = key if best is None or key > best else best
+    assert best is not None
+    return -best[2]
 
 
-def best_node(run: Any, min_evals: int = 1) -> int | None:
+def best_node(run: Any, min_evals: int | None = None) -> int | None:
     """The best node of a `Run` by the rule above."""
     scores = run.scores()
     return pick_best(
@@ -49,5 +84,5 @@ def best_node(run: Any, min_evals: int = 1) -> int | None:
             for n in run.nodes()
             if n.id in scores
         ),
-        min_evals,
+        BestRule.of(run, min_evals),
     )

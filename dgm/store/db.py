@@ -166,6 +166,15 @@ class Database:
     def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
 
+    def get_meta(self, key: str) -> str | None:
+        """A run-level record in the meta table (e.g. the task split), or None."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
     def schema_version(self) -> int:
         conn = self.conn
         has_meta = conn.execute(

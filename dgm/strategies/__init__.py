@@ -12,14 +12,18 @@ import numpy as np
 
 from dgm.config import StrategyConfig
 from dgm.strategies.actions import Action, Evaluate, Expand, Job, Stop, Wait
+from dgm.strategies.adaptive import AdaptiveStrategy
 from dgm.strategies.base import Strategy
 from dgm.strategies.dgm import DGMStrategy
+from dgm.strategies.final import FinalRule
+from dgm.strategies.gea import GEAStrategy
 from dgm.strategies.greedy import GreedyStrategy
 from dgm.strategies.hgm import HGMStrategy
+from dgm.strategies.plan import split_plan
 from dgm.strategies.random_search import RandomStrategy
 from dgm.strategies.state import ROOT, SearchState, TaskPlan
 
-STRATEGY_NAMES = ("hgm", "dgm", "greedy", "random")
+STRATEGY_NAMES = ("hgm", "dgm", "greedy", "random", "gea", "adaptive")
 
 
 def make_strategy(
@@ -27,6 +31,14 @@ def make_strategy(
 ) -> Strategy:
     """The strategy `config.name`, with its settings and an RNG seeded from `seed`."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    strategy = _build(config, rng)
+    final = config.final
+    min_evals = config.hgm.min_evals_final or final.min_evals  # the deprecated spelling wins
+    strategy.final = FinalRule(final.quantile, min_evals)
+    return strategy
+
+
+def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
     if config.name == "dgm":
         return DGMStrategy(
             rng,
@@ -34,11 +46,26 @@ def make_strategy(
             parent_selection=config.dgm.parent_selection,
         )
     if config.name == "hgm":
+        h = config.hgm
         return HGMStrategy(
             rng,
-            alpha=config.hgm.alpha,
-            cooldown=config.hgm.cooldown,
-            min_evals_final=config.hgm.min_evals_final,
+            alpha=h.alpha,
+            cooldown=h.cooldown,
+            count_failed_expansions=h.count_failed_expansions,
+            count_pending_evals=h.count_pending_evals,
+            full_evaluation=h.full_evaluation,
+        )
+    if config.name == "gea":
+        return GEAStrategy(rng, config.gea.group_size, config.gea.novelty_weight)
+    if config.name == "adaptive":
+        a = config.adaptive
+        return AdaptiveStrategy(
+            rng,
+            alpha=a.alpha,
+            clade_weight=a.clade_weight,
+            task_order=a.task_order,
+            fast_track=a.fast_track,
+            parent_rule=a.parent_rule,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)
@@ -51,6 +78,9 @@ __all__ = [
     "ROOT",
     "STRATEGY_NAMES",
     "Action",
+    "AdaptiveStrategy",
+    "FinalRule",
+    "GEAStrategy",
     "DGMStrategy",
     "Evaluate",
     "Expand",
@@ -64,4 +94,5 @@ __all__ = [
     "TaskPlan",
     "Wait",
     "make_strategy",
+    "split_plan",
 ]

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Expand:
-    """Ask agent `parent` to improve its own code, making a child."""
+    """Ask agent `parent` to improve its own code, making a child. `group`: the other
+    parents improved alongside it (GEA), whose experience its improvement step sees."""
 
     parent: str
+    group: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from dgm.strategies.actions import WAIT, Action, Evaluate, Stop
+from dgm.strategies.final import FinalRule
 from dgm.strategies.state import SearchState
 
 
@@ -21,16 +22,18 @@ class Strategy(ABC):
 
     name: str = "strategy"
 
-    def __init__(self, rng: np.random.Generator) -> None:
+    def __init__(self, rng: np.random.Generator, final: FinalRule | None = None) -> None:
         self.rng = rng
+        self.final = final or FinalRule()
 
     @abstractmethod
     def next_action(self, state: SearchState) -> Action:
         """Expand(parent), Evaluate(node, task), Wait or Stop."""
 
-    @abstractmethod
     def final_choice(self, state: SearchState) -> str:
-        """The id of the agent this strategy would ship if the run ended now."""
+        """The id of the agent this strategy would ship if the run ended now: the best
+        lower credible bound among nodes with enough evaluations (final.py)."""
+        return self.final.choose(state)
 
 
 def first_unevaluated(state: SearchState) -> Evaluate | None:

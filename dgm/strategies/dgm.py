@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 
 from dgm.strategies.actions import WAIT, Action, Expand, Stop
-from dgm.strategies.base import Strategy, archive_mask, best_by_score, first_unevaluated, own_scores
+from dgm.strategies.base import Strategy, archive_mask, first_unevaluated, own_scores
 from dgm.strategies.state import SearchState
 
 ParentSelection = Literal["score_child_prop", "score_prop", "random", "best", "latest"]
@@ -103,6 +103,3 @@ class DGMStrategy(Strategy):
         # Fewer archive nodes than k: fill up with random picks among them.
         extra = self.rng.choice(top, size=self.k - len(top)) if len(top) < self.k else []
         return top + [int(i) for i in extra]
-
-    def final_choice(self, state: SearchState) -> str:
-        return best_by_score(state)

@@ -28,6 +28,3 @@ class GreedyStrategy(Strategy):
         if not archive_mask(state).any():
             return wait_or_stop(state, "no evaluated node to expand")
         return Expand(best_by_score(state))
-
-    def final_choice(self, state: SearchState) -> str:
-        return best_by_score(state)

@@ -1,19 +1,27 @@
 """The Huxley-Gödel Machine: asynchronous, clade-guided expansion (metauto-ai/HGM).
 
+Faithful to the reference `hgm.py` by default; every deviation is a named option.
 One action per free worker:
-- Expand when evals^alpha >= expansions so far, where expansions count every attempt that
-  is not in flight as a node, a failed attempt, or a running job: (nodes - 1) + failed +
-  pending. (The reference counts failed children too: they are nodes scored zero there.)
+- Expand when N^alpha >= (nodes - 1) + pending expansions, where N counts every task
+  evaluation *started* (the reference adds to `n_task_evals` when `eval_agent` starts,
+  so running ones count) and nodes are valid children only: the reference adds a node
+  only when the child is not "failed" and counts failed expansions nowhere. Options:
+  `count_failed_expansions` (adds them on the right; our old default) and
+  `count_pending_evals = false` (N = finished evaluations only).
 - Expansion: Thompson sampling over nodes with at least one own success, each drawing from
   Beta(tau (1 + clade successes), tau (1 + clade failures)). The clade pools the node's own
   results and all its descendants'. tau = 1 + cooldown * evals sharpens the draw as
-  evidence accumulates (cooldown 0: plain Thompson sampling).
-- Evaluation: Thompson sampling over nodes with unevaluated open tasks, each drawing from
-  its own Beta(1 + successes, 1 + failures); the task is drawn uniformly among them.
-- When the rule's choice has no candidate (at the start no node has a success yet), the
-  other kind of action is taken rather than idling a worker.
-- Final agent: highest posterior mean (1 + s) / (2 + s + f) among nodes with at least
-  `min_evals_final` evaluations.
+  evidence accumulates (cooldown 0, the reference's default `cool_down: false`).
+- Evaluation: Thompson sampling over nodes with unevaluated tasks, each drawing from its own
+  Beta(1 + successes, 1 + failures); the task uniformly among them (the reference's
+  default `eval_random_level: 1.0`). No stage gate: every node may be evaluated on every
+  task (the reference has none); `staged = true` keeps the benchmark's stage-2 gate.
+  `full_evaluation = true` (an ablation) evaluates each child on all its open tasks
+  first, oldest first, and expands otherwise: DGM's schedule with hgm's parent choice.
+- Where ours must differ: the reference evaluates the seed on every task before the
+  search, outside the count; here the seed is evaluated inside the run like any node, so
+  at the start (no node with a success) the rule's other kind of action is taken rather
+  than idling a worker. The shipped agent follows the run's final-choice rule (final.py).
 
 Reference bugs fixed: `Node.get_decendant_evals` in `tree.py` extended the list returned
 by `get_pseudo_decendant_evals`, which *is* the node's own `utility_measures`, so every
@@ -28,7 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from dgm.strategies.actions import Action, Evaluate, Expand
-from dgm.strategies.base import Strategy, wait_or_stop
+from dgm.strategies.base import Strategy, first_unevaluated, wait_or_stop
+from dgm.strategies.final import FinalRule
 from dgm.strategies.state import SearchState
 
 
@@ -40,20 +49,29 @@ class HGMStrategy(Strategy):
         rng: np.random.Generator,
         alpha: float = 0.6,
         cooldown: float = 0.0,
-        min_evals_final: int = 5,
+        count_failed_expansions: bool = False,
+        count_pending_evals: bool = True,
+        full_evaluation: bool = False,
+        final: FinalRule | None = None,
     ) -> None:
-        super().__init__(rng)
+        super().__init__(rng, final)
+        self.full_evaluation = full_evaluation
         self.alpha = alpha
         self.cooldown = cooldown
-        self.min_evals_final = min_evals_final
+        self.count_failed_expansions = count_failed_expansions
+        self.count_pending_evals = count_pending_evals
 
     def wants_expansion(self, state: SearchState) -> bool:
-        expansions = (
-            (state.size - 1) + state.total_failed_expansions + state.total_pending_expansions
-        )
-        return state.total_evals**self.alpha >= expansions
+        evals = state.total_evals + (state.total_pending_evals if self.count_pending_evals else 0)
+        expansions = (state.size - 1) + state.total_pending_expansions
+        if self.count_failed_expansions:
+            expansions += state.total_failed_expansions
+        return evals**self.alpha >= expansions
 
     def next_action(self, state: SearchState) -> Action:
+        if self.full_evaluation:  # ablation: DGM's schedule with hgm's parent choice
+            action = first_unevaluated(state) or self.choose_expansion(state)
+            return action or wait_or_stop(state, "no node can be expanded or evaluated")
         if self.wants_expansion(state):
             action = self.choose_expansion(state) or self.choose_evaluation(state)
         else:
@@ -85,15 +103,3 @@ class HGMStrategy(Strategy):
         node = state.node_id(int(idx[np.argmax(draws)]))
         tasks = state.unevaluated_tasks(node)
         return Evaluate(node, tasks[int(self.rng.integers(len(tasks)))])
-
-    def final_choice(self, state: SearchState) -> str:
-        evals = state.evals_column()
-        # Never ask for more evidence than the open tasks can give (small task sets).
-        needed = min(self.min_evals_final, len(state.plan.stage1) + len(state.plan.stage2))
-        idx = np.flatnonzero(evals >= needed)
-        if len(idx) == 0:
-            return state.node_id(int(np.argmax(evals)))  # the root before any evidence
-        n = state.size
-        mean = (1.0 + state.own_successes[:n][idx]) / (2.0 + evals[idx])
-        order = np.lexsort((idx, -evals[idx], -mean))
-        return state.node_id(int(idx[order[0]]))

@@ -12,7 +12,6 @@ from dgm.strategies.actions import Action, Expand
 from dgm.strategies.base import (
     Strategy,
     archive_mask,
-    best_by_score,
     first_unevaluated,
     wait_or_stop,
 )
@@ -30,6 +29,3 @@ class RandomStrategy(Strategy):
         if len(idx) == 0:
             return wait_or_stop(state, "no evaluated node to expand")
         return Expand(state.node_id(int(self.rng.choice(idx))))
-
-    def final_choice(self, state: SearchState) -> str:
-        return best_by_score(state)

@@ -67,6 +67,8 @@ class SearchState:
         self.child_count = np.zeros(capacity, dtype=np.int64)
         self.failed_expansions_of = np.zeros(capacity, dtype=np.int64)
         self.total_evals = 0
+        # Pooled over every node: (solved, failed) per task, for task-choice rules.
+        self.task_results: dict[str, list[int]] = {t: [0, 0] for t in plan.stage1 + plan.stage2}
         self.total_failed_expansions = 0
         self.total_pending_evals = 0
         self.total_pending_expansions = 0
@@ -136,6 +138,7 @@ class SearchState:
         if task not in self.open_tasks(node_id):
             raise ValueError(f"task {task} is not open for node {node_id} (stage {node.stage})")
         node.results[task] = bool(solved)
+        self.task_results[task][0 if solved else 1] += 1
         if task not in node.pending_tasks:
             self.todo_count[i] -= 1
         if solved:

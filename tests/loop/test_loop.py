@@ -55,7 +55,9 @@ def test_time_limit_stops_the_run(make_run) -> None:
 
 
 def test_failed_expansions_are_recorded_with_reason(make_run) -> None:
-    run = make_run(**{"strategy.name": "hgm", "limits.max_evals": 60})
+    # Greedy expands the same best node until a better child is evaluated, so some parent
+    # reaches the fourth expansion, which FakeJobs makes empty.
+    run = make_run(**{"strategy.name": "greedy", "limits.max_evals": 60, "workers": 4})
     MetaLoop(run, jobs=FakeJobs(run)).run()
     empty = [j for j in run.jobs(["done"]) if j.kind == "expand" and j.result.get("status")]
     assert empty and all(j.result["status"] == "empty_patch" for j in empty)

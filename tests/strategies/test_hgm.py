@@ -10,19 +10,26 @@ def hgm(seed: int = 0, **kwargs) -> HGMStrategy:
 
 
 def test_expand_rule_by_hand():
-    # evals^0.6 >= (nodes - 1) + failed + pending
+    # started evals^0.6 >= (valid nodes - 1) + pending expansions; failures count nowhere
     state = tree(("1", "0"), ("2", "0"))
     evaluate(state, "0", "11111")
     evaluate(state, "1", "000")  # 8 evals: 8^0.6 = 3.48
     strategy = hgm()
-    assert strategy.wants_expansion(state)  # 2 + 0 + 0 = 2
+    assert strategy.wants_expansion(state)  # 2 + 0 = 2
     state.expansion_started("0")
     assert strategy.wants_expansion(state)  # 3
     state.expansion_started("0")
     assert not strategy.wants_expansion(state)  # 4
-    state.expansion_finished("0", None)  # a failed attempt still counts: 2 + 1 + 1 = 4
-    assert not strategy.wants_expansion(state)
-    assert hgm(alpha=1.0).wants_expansion(state)  # 8 >= 4
+    state.expansion_finished("0", None)  # a failed attempt is not counted: 2 + 1 = 3
+    assert strategy.wants_expansion(state)
+    assert not hgm(count_failed_expansions=True).wants_expansion(state)  # 2 + 1 + 1 = 4
+    state.expansion_started("0")
+    assert not strategy.wants_expansion(state)  # 2 + 2 = 4 > 3.48
+    state.evaluation_started("2", "a")  # running evaluations count: 9^0.6 = 3.74
+    state.evaluation_started("2", "b")  # 10^0.6 = 3.98
+    state.evaluation_started("2", "c")  # 11^0.6 = 4.21
+    assert strategy.wants_expansion(state)
+    assert not hgm(count_pending_evals=False).wants_expansion(state)
 
 
 def test_expansion_posterior_uses_clade_counts_over_nodes_with_an_own_success():
@@ -105,14 +112,15 @@ def test_expands_once_the_seed_has_a_success():
     assert hgm().next_action(state) == Expand("0")  # 1^0.6 >= 0
 
 
-def test_final_choice_is_the_best_posterior_mean_with_enough_evaluations():
-    state = tree(("1", "0"), ("2", "0"), ("3", "0"))
-    evaluate(state, "0", "10000")
-    evaluate(state, "1", "1111")  # 4 evals: below the minimum of 5
-    evaluate(state, "2", "11110")
-    evaluate(state, "2", "111")  # 7/8 -> 8/10
-    evaluate(state, "3", "11111")  # 5/5 -> 6/7, more than 8/10
-    assert hgm().final_choice(state) == "3"
-    assert hgm(min_evals_final=8).final_choice(state) == "2"
-    assert hgm(min_evals_final=9).final_choice(state) == "2"  # nobody qualifies: most evals
-    assert hgm().final_choice(tree()) == "0"
+def test_no_stage_gate_by_default_and_staging_on_request():
+    from dgm.config import StrategyConfig
+    from dgm.strategies import split_plan
+    from tests.strategies.helpers import PLAN
+
+    flat, held = split_plan(PLAN, StrategyConfig(name="hgm"))
+    assert flat.stage1 == PLAN.stage1 + PLAN.stage2 and flat.stage2 == () and held == ()
+    staged, _ = split_plan(
+        PLAN, StrategyConfig.model_validate({"name": "hgm", "hgm": {"staged": True}})
+    )
+    assert staged == PLAN
+    assert split_plan(PLAN, StrategyConfig(name="dgm"))[0] == PLAN

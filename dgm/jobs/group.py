@@ -1,0 +1,24 @@
+"""GEA's pooled group experience, read from a run's store for an expand job's input."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dgm.store import Run
+from dgm.strategies.gea import group_experience, member_record
+
+
+def group_experience_from_run(run: Run, members: Sequence[str]) -> str:
+    """For each member: the change that made it (its origin) and the tasks it fixed or
+    broke against its parent, on the tasks both were evaluated on."""
+    records = []
+    for member in members:
+        node = run.node(int(member))
+        own = {e.task_id: e.resolved for e in run.evaluations(node.id)}
+        parent = (
+            {e.task_id: e.resolved for e in run.evaluations(node.parent_id)}
+            if node.parent_id is not None
+            else {}
+        )
+        records.append(member_record(str(member), node.origin or "", own, parent))
+    return group_experience(records)

@@ -1,0 +1,27 @@
+"""Resume with selection features: a GEA expansion in flight comes back with its group (same
+job id), a confirmation job (held-out task) is left to the confirmation stage."""
+
+from __future__ import annotations
+
+import json
+
+from dgm.loop.action_jobs import expand_job_id
+from dgm.loop.resume import in_flight_actions, rebuild_state
+from dgm.store.selection import SPLIT_KEY
+from dgm.strategies import Evaluate, Expand, TaskPlan
+
+
+def test_in_flight_group_is_restored_and_held_out_jobs_are_skipped(make_run) -> None:
+    run = make_run()
+    run.db.set_meta(SPLIT_KEY, json.dumps({"search": ["t1"], "held_out": ["t9"]}))
+    target = {"kind": "task", "task_id": "t1"}
+    grouped = expand_job_id(0, 0, target, ["3", "4"])
+    assert grouped != expand_job_id(0, 0, target)  # the group is part of the job's identity
+    run.queue_job(grouped, "expand", {"parent": "0", "ordinal": 0, "target": target,
+                                      "group": ["3", "4"]})  # fmt: skip
+    run.queue_job("eval-0-held", "eval", {"node": "0", "task": "t9"})
+    run.queue_job("eval-0-search", "eval", {"node": "0", "task": "t1"})
+    state = rebuild_state(run, TaskPlan(("t1",)))
+    actions = dict((job, action) for action, job in in_flight_actions(run, state))
+    assert actions == {grouped: Expand("0", ("3", "4")), "eval-0-search": Evaluate("0", "t1")}
+    assert run.job("eval-0-held").state == "queued"  # not cancelled: confirmation re-runs it
