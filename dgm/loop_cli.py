@@ -71,12 +71,12 @@ def run(
         "limits.max_hours": max_hours,
     }
     if dry_run:
-        from dgm.dry_run import DRY_RUN_SUBSET, SCRIPT_NAME
+        from dgm.dry_run import DRY_RUN_SUBSETS, SCRIPT_NAME
 
         overrides["llm.model"] = f"scripted/{SCRIPT_NAME}"
         overrides["llm.diagnose_model"] = f"scripted/{SCRIPT_NAME}"
         if subset is None and config is None:
-            overrides["benchmark.subset"] = DRY_RUN_SUBSET
+            overrides["benchmark.subset"] = DRY_RUN_SUBSETS.get(benchmark or "polyglot")
         if not any((max_evals, max_nodes, budget_usd, max_hours, base.limits.max_evals)):
             overrides["limits.max_evals"] = DRY_RUN_MAX_EVALS
     cfg = base.with_overrides(overrides)

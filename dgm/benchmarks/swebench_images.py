@@ -121,7 +121,7 @@ def _build_locked(data: SweData, todo: list[InstanceEnv], log: Log, force: bool)
                     f"env {inst.env.slug}", env_tag(inst.env), parent, log, force,
                     lambda ctx, env=inst.env: _env_context(env, ctx, log),
                 )  # fmt: skip
-            bare = _unpack(data, inst.repo, Path(repos))
+            bare = unpack(data, inst.repo, Path(repos))
             result[inst.instance_id] = _docker_build(
                 f"[{n}/{len(todo)}] {inst.instance_id}", instance_tag(inst), envs[key], log,
                 force, lambda ctx, inst=inst, bare=bare: _instance_context(inst, bare, ctx, log),
@@ -177,7 +177,7 @@ def _env_context(env: Environment, ctx: Path, log: Log) -> str:
     return "Dockerfile"
 
 
-def _unpack(data: SweData, repo: str, into: Path) -> Path:
+def unpack(data: SweData, repo: str, into: Path) -> Path:
     bare = into / f"{repo.replace('/', '__')}.git"
     if not bare.is_dir():
         with tarfile.open(data.repo_tar(repo)) as tar:
