@@ -120,7 +120,8 @@ class SweBenchmark:
         return SweData(self.source)
 
     def tasks(self, subset: str) -> list[Task]:
-        ids = subsets.resolve(subset, NAME, self.task_ids(), self.languages())
+        kind = "swebench-offline" if is_data_dir(self.source) else NAME
+        ids = subsets.resolve(subset, kind, self.task_ids(), self.languages())
         return [self.task(i) for i in ids]
 
 

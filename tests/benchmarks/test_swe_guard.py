@@ -77,7 +77,8 @@ def test_junit_report_node_ids_and_statuses() -> None:
     xml = b"""<testsuites><testsuite>
     <testcase file="tests/test_a.py" classname="tests.test_a.TestX" name="test_p[a b]"/>
     <testcase file="tests/test_a.py" classname="tests.test_a" name="test_f"><failure/></testcase>
-    <testcase file="tests/test_a.py" classname="tests.test_a" name="test_x"><skipped type="pytest.xfail"/></testcase>
+    <testcase file="tests/test_a.py" classname="tests.test_a" name="test_x">
+      <skipped type="pytest.xfail"/></testcase>
     <testcase file="tests/test_a.py" classname="tests.test_a" name="test_e"/>
     <testcase file="tests/test_a.py" classname="tests.test_a" name="test_e"><error/></testcase>
     </testsuite></testsuites>"""  # fmt: skip
