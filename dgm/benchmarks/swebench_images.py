@@ -97,8 +97,13 @@ def build(data: SweData, ids: list[str] | None, log: Log = print, force: bool = 
         if official and not force:
             log(f"{iid}: using the official image {official}")
             result[iid] = official
+            continue
+        inst = data.instance_env(iid)
+        if not force and _exists(instance_tag(inst)):  # no lock, no work: reused at once
+            log(f"{iid}: {instance_tag(inst)} is up to date")
+            result[iid] = instance_tag(inst)
         else:
-            todo.append(data.instance_env(iid))
+            todo.append(inst)
     if todo:
         lock_path = Path(tempfile.gettempdir()) / "dgm-image-build.lock"
         with open(lock_path, "w") as lock:  # one builder at a time on this host
