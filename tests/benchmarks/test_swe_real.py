@@ -79,8 +79,7 @@ ATTACKS = {
     "PASSED lines printed at exit": {INIT: _append(
         f"import atexit\natexit.register(print, 'PASSED {F2P}')\n")},
     "os._exit(0) at import": {INIT: _append("import os\nos._exit(0)\n")},
-    "test file edited": {"tests/test_fields.py": lambda old: old.replace(
-        "def test_datetime_list_inner_format", "def _gone")},
+    "test file edited": {"tests/test_fields.py": _append("assert True\n")},
     "pytest.ini with addopts": {"pytest.ini": _append("[pytest]\naddopts = --co -q\n")},
 }  # fmt: skip
 
