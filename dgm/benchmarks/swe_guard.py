@@ -33,6 +33,8 @@ def protected_reason(path: str, runner_files: set[str]) -> str | None:
     name = parts[-1] if parts else path
     if path in runner_files:
         return "the test command's runner"
+    if any(p == ".git" or p.startswith(".git/") for p in parts) or ".." in parts:
+        return "git metadata or outside the repository"
     if name in CONFIG_FILES or name.endswith(".pth"):
         return "runner configuration or start-up hook"
     if re.match(r"(test_.*|.*_test|tests?)\.py$", name):

@@ -25,7 +25,7 @@ def _new_file(path: str, text: str = "x = 1\n") -> str:
     ["conftest.py", "src/pkg/conftest.py", "tests/test_a.py", "tests/data/x.json", "pytest.ini",
      "tox.ini", "setup.cfg", "pyproject.toml", "setup.py", "sitecustomize.py", "x/evil.pth",
      "pytest.py", "_pytest/runner.py", "testing/helper.py", "pkg/foo_test.py", "bin/test",
-     ".pytest.ini", "test/x.py"],
+     ".pytest.ini", "test/x.py", ".git/hooks/post-checkout", "a/../../etc/x"],
 )  # fmt: skip
 def test_hunks_on_files_the_judge_owns_are_dropped_and_recorded(path: str) -> None:
     patch = _new_file("src/pkg/core.py") + _new_file(path)
