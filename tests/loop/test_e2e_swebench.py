@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 DATA = SHARED / "swe-bench"
 
 
+@pytest.mark.timeout(2400)
 def test_dry_run_on_real_swebench_grows_a_child_that_resolves_more(tmp_path: Path) -> None:
     if not (DATA / "instances.jsonl").is_file():
         pytest.skip(f"no SWE-bench data at {DATA}")
@@ -28,7 +29,7 @@ def test_dry_run_on_real_swebench_grows_a_child_that_resolves_more(tmp_path: Pat
     assert subprocess.run(build, cwd=root, capture_output=True, timeout=1800).returncode == 0
     run_dir = tmp_path / "swe-run"
     args = [sys.executable, "-m", "dgm", "run", str(run_dir), "--benchmark", "swebench",
-            "--data", str(DATA), "--dry-run", "--strategy", "greedy", "--max-evals", "9",
+            "--data", str(DATA), "--dry-run", "--strategy", "dgm", "--max-evals", "9",
             "--workers", "2"]  # fmt: skip
     result = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
