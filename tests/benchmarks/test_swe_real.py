@@ -108,3 +108,22 @@ def test_gold_resolves_and_a_dropped_test_edit_beside_it_is_recorded(
     assert [d["path"] for d in verdict.details["dropped_hunks"]] == ["tests/test_fields.py"]
     assert verdict.tests[F2P] == "PASSED"
     assert not any("_ok" in t or "_bad" in t for t in verdict.tests)  # canaries kept apart
+
+
+@pytest.mark.parametrize("agent, expected", [("oracle", True), ("null", False)])
+def test_reference_agents_through_the_harness(swe_ci: SweBenchmark, tmp_path: Path, agent: str,
+                                              expected: bool) -> None:  # fmt: skip
+    from dgm.benchmarks.subsets import read_id_file
+    from dgm.jobs.evaluate import AgentRef
+
+    try:
+        from dgm.loop.evaluate_agent import evaluate_agent
+    except ImportError:  # before the loop/commands layout
+        from dgm.benchmarks.runner import evaluate_agent
+
+    tasks = [swe_ci.task(i) for i in read_id_file(CI_SUBSET)]
+    outcomes = evaluate_agent(AgentRef.reference(agent), tasks, tmp_path, workers=2)
+    for task, outcome in zip(tasks, outcomes, strict=True):
+        assert outcome.resolved is expected, (task.id, outcome.error)
+        assert all(outcome.tests.get(t) == ("PASSED" if expected else "FAILED")
+                   for t in task.meta["FAIL_TO_PASS"]), outcome.tests  # fmt: skip
