@@ -1,3 +1,3 @@
-from dgm.cli import main
+from dgm.commands.app import main
 
 main()

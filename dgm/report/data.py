@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dgm import lineage
-from dgm.report import logs
+from dgm.report import lineage, logs
 from dgm.report.layout import tidy_layout
 from dgm.report.progress import run_progress
 from dgm.store import Run

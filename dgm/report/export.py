@@ -17,8 +17,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from dgm import lineage
 from dgm.errors import DgmError
+from dgm.report import lineage
 from dgm.report.export_readme import (
     IMAGE_PATHS,
     export_manifest,

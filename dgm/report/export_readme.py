@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from dgm import lineage
+from dgm.report import lineage
 from dgm.store import Node, Run
 
 # Where the sandbox (and the exported Docker image) puts things; the manifest's placeholders.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from dgm.lineage import root
+from dgm.report.lineage import root
 
 
 def tidy_layout(graph: nx.DiGraph) -> dict[int, tuple[float, int]]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dgm import lineage
 from dgm.errors import DgmError
+from dgm.report import lineage
 from dgm.report.layout import tidy_layout
 from dgm.report.progress import Progress, run_progress
 from dgm.store import Run

@@ -14,7 +14,7 @@ import bisect
 import heapq
 from dataclasses import dataclass, field
 
-from dgm.lineage import posterior_mean
+from dgm.report.lineage import posterior_mean
 from dgm.store import Run
 
 

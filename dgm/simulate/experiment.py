@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dgm.config import StrategyConfig
-from dgm.executors import Completion
-from dgm.scheduler import Limits, Scheduler
+from dgm.loop.executors import Completion
+from dgm.loop.scheduler import Limits, Scheduler
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import LandscapeParams, World
 from dgm.strategies import SearchState, make_strategy

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks import polyglot
-from dgm.benchmarks.runner import Summary, evaluate_agent, missing_images, pin_images
+from dgm.benchmarks.task_images import missing_images, pin_images
 from dgm.errors import NotFoundError
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
+from dgm.loop.evaluate_agent import Summary, evaluate_agent
 
 pytestmark = pytest.mark.docker
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.runner import evaluate_agent, missing_images
 from dgm.benchmarks.swebench import SweBenchmark, make_spec
+from dgm.benchmarks.task_images import missing_images
 from dgm.jobs.evaluate import AgentRef
+from dgm.loop.evaluate_agent import evaluate_agent
 
 pytestmark = pytest.mark.docker
 

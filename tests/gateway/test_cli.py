@@ -22,7 +22,7 @@ RULES = {
 
 def start(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "dgm.cli", "gateway", *args],
+        [sys.executable, "-m", "dgm", "gateway", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

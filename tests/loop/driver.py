@@ -2,7 +2,7 @@
 
 import sys
 
-from dgm.loop import MetaLoop
+from dgm.loop.meta_loop import MetaLoop
 from dgm.store import Run
 from tests.loop.fake_jobs import FakeJobs
 

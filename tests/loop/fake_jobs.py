@@ -15,7 +15,7 @@ from typing import Any
 
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand import ExpandResult
-from dgm.loop import JobFactory
+from dgm.loop.meta_loop import JobFactory
 from dgm.store import Evaluation, Run
 from dgm.strategies import TaskPlan
 

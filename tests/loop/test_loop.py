@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dgm.loop import MetaLoop, rebuild_state
+from dgm.loop.meta_loop import MetaLoop, rebuild_state
 from dgm.store import Run
 from tests.loop.fake_jobs import TASKS, FakeJobs
 
@@ -79,7 +79,7 @@ def test_resume_continues_and_reruns_in_flight_jobs(make_run) -> None:
     node = run.nodes()[-1]
     missing = next(t for t in TASKS if (node.id, t) not in
                    {(e.node_id, e.task_id) for e in run.evaluations()})  # fmt: skip
-    from dgm.loop import eval_job_id
+    from dgm.loop.meta_loop import eval_job_id
 
     job_id = eval_job_id(str(node.id), missing)
     run.queue_job(job_id, "eval", {"node": str(node.id), "task": missing})

@@ -13,7 +13,7 @@ from runs import BEST_NODE, PLAN
 from seed_fake_gateway import FakeGateway, tool_call
 from typer.testing import CliRunner
 
-from dgm.cli import app
+from dgm.commands.app import app
 from dgm.errors import DgmError
 from dgm.report.export import export
 from dgm.report.export_readme import fill, solve_command
@@ -195,9 +195,9 @@ def test_export_then_dgm_eval_gives_the_same_results(
 ) -> None:
     """The exported best agent, evaluated from its folder by `dgm eval` on a Polyglot
     subset with the scripted model, scores task for task as the node inside the run."""
-    pytest.importorskip("dgm.benchmarks.cli", reason="`dgm eval` is not built yet (issue 6)")
+    pytest.importorskip("dgm.commands.evaluate", reason="`dgm eval` is not built yet (issue 6)")
     from dgm.benchmarks import load_benchmark
-    from dgm.benchmarks.runner import missing_images
+    from dgm.benchmarks.task_images import missing_images
 
     ids = ["python__beer-song", "python__dominoes"]
     missing = missing_images(load_benchmark("polyglot", str(polyglot_dir)).tasks("python"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dgm.cli import app
+from dgm.commands.app import app
 from dgm.errors import DgmError
 from dgm.report.plot import write_plots
 

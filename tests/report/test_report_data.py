@@ -8,10 +8,10 @@ from pathlib import Path
 
 from runs import BEST_NODE, PLAN
 
-from dgm.lineage import build_lineage
 from dgm.report.data import report_data
 from dgm.report.html import render_html, write_report
 from dgm.report.layout import tidy_layout
+from dgm.report.lineage import build_lineage
 from dgm.report.progress import run_progress
 from dgm.store import Evaluation, Run
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from dgm.cli import app
+from dgm.commands.app import app
 
 runner = CliRunner()
 

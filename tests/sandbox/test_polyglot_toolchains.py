@@ -1,6 +1,6 @@
 """Reference solutions pass their (un-skipped) tests offline in the toolchain images.
 
-The full sweep of all ~225 exercises is benchmarks/polyglot_references.py; here: all
+The full sweep of all ~225 exercises is perf/polyglot_references.py; here: all
 34 python exercises (in one container) plus one exercise per other language.
 """
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dgm.agent_scripts import CapabilityScript, reference_files
+from dgm.scripted.agent_drivers import CapabilityScript, reference_files
 
 EXERCISE = "proverb"
 

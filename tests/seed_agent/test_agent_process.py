@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dgm.agent_scripts import call, calls_made, last_tool_result, say, tool_results
+from dgm.scripted.agent_drivers import call, calls_made, last_tool_result, say, tool_results
 
 BUGGY_REPO = {
     "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",

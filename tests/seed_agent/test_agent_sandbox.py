@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from dgm.agent_scripts import WriteFilesScript, reference_files
 from dgm.errors import NotFoundError
 from dgm.sandbox import images
 from dgm.sandbox.session import open_sandbox
 from dgm.sandbox.spec import Mount, SandboxSpec
+from dgm.scripted.agent_drivers import WriteFilesScript, reference_files
 
 EXERCISE = "affine-cipher"
 

@@ -3,7 +3,7 @@ import csv
 import pytest
 from typer.testing import CliRunner
 
-from dgm.cli import app
+from dgm.commands.app import app
 from dgm.errors import ConfigError
 
 runner = CliRunner()

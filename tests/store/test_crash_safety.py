@@ -12,7 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from dgm import lineage
+from dgm.report import lineage
 from dgm.store import Run
 
 WRITER = textwrap.dedent(

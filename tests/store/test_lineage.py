@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dgm import lineage
+from dgm.report import lineage
 from dgm.store import Evaluation, Run
 from tests.store.conftest import value_diff
 

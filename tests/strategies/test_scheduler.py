@@ -3,7 +3,7 @@ import threading
 import numpy as np
 import pytest
 
-from dgm.executors import (
+from dgm.loop.executors import (
     Completion,
     Evaluated,
     Expanded,
@@ -11,7 +11,7 @@ from dgm.executors import (
     JobCrashed,
     LocalExecutor,
 )
-from dgm.scheduler import Limits, Scheduler
+from dgm.loop.scheduler import Limits, Scheduler
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import World
 from dgm.simulate.presets import PRESETS

@@ -1,6 +1,6 @@
 """Gateway overhead over the scripted backend, beside a direct in-process call.
 
-    python benchmarks/bench_gateway.py [--calls 2000] [--clients 16]
+    python perf/bench_gateway.py [--calls 2000] [--clients 16]
 
 Clients are separate processes speaking HTTP with the stdlib (as the seed agent does: a
 new connection per call) over the job's unix socket and over TCP. Every call goes the

@@ -1,6 +1,6 @@
 """Store benchmarks (issue 2): depth-independence, 10k-node tree, bytes per node.
 
-    python benchmarks/bench_store.py
+    python perf/bench_store.py
 
 Prints, side by side: adding a node and materialising a node at depth 1 vs depth 100
 (the baseline is the same operation at depth 1: a patch-chain replay like DGM's grows
@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from dgm import lineage
+from dgm.commands.inspect import tree as tree_command
 from dgm.config import RunConfig
+from dgm.report import lineage
 from dgm.store import Run
-from dgm.store.cli import tree as tree_command
 
 
 def _timed(fn, repeat: int = 15) -> float:

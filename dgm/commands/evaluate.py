@@ -73,8 +73,9 @@ def eval_command(
 ) -> None:
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
-    from dgm.benchmarks.runner import Summary, missing_images, pin_images, write_results
+    from dgm.benchmarks.task_images import missing_images, pin_images
     from dgm.jobs.evaluate import EvalContext
+    from dgm.loop.evaluate_agent import Summary, write_results
 
     tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
     if not tasks:
@@ -124,14 +125,14 @@ def _gateway(model: str, out: Path, task_lookup: Callable[[str], Any]) -> object
     from dgm.gateway import Gateway
 
     if model == "scripted/capability":  # the dry run's scripted model
-        from dgm.dry_run import register
+        from dgm.scripted.dry_run import register
 
         register(task_lookup)
     return Gateway(model, run="eval", log_dir=out / "logs", port=None).start()
 
 
 def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, ctx):  # noqa: ANN001, ANN202
-    from dgm.benchmarks.runner import evaluate_agent
+    from dgm.loop.evaluate_agent import evaluate_agent
 
     passed = 0
     columns = (

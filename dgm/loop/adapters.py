@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from dgm.benchmarks import load_benchmark
-from dgm.benchmarks.runner import missing_images
 from dgm.benchmarks.staged import stages_for
+from dgm.benchmarks.task_images import missing_images
 from dgm.config import RunConfig
 from dgm.errors import BudgetExceeded, DgmError, NotFoundError, SandboxError
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
 from dgm.jobs.expand import ExpandResult, ExpandSettings, run_expand
-from dgm.loop import JobFactory
+from dgm.loop.meta_loop import JobFactory
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_PID
 from dgm.sandbox.session import choose_backend
@@ -45,7 +45,7 @@ class RunJobs(JobFactory):
         self.expand_image = EXPAND_IMAGE
         if self.backend == "docker":
             # Pin image tags for this session: a recipe rebuilt mid-run changes nothing here.
-            from dgm.benchmarks.runner import pin_images
+            from dgm.benchmarks.task_images import pin_images
             from dgm.sandbox import images
 
             tasks = pin_images(tasks)
@@ -136,7 +136,7 @@ def preflight(config: RunConfig) -> None:
     bench = config.benchmark
     benchmark = load_benchmark(bench.name, bench.data, bench.test_timeout_s)
     if "scripted/capability" in (config.llm.model, config.llm.diagnose_model):
-        from dgm.dry_run import register
+        from dgm.scripted.dry_run import register
 
         register(benchmark.task)
     # Building the backends checks model strings, API keys and prices; no port is opened.

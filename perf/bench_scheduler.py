@@ -1,6 +1,6 @@
 """Scheduler and strategy performance, each figure beside its baseline, in one run.
 
-    python benchmarks/bench_scheduler.py
+    python perf/bench_scheduler.py
 
 1. Worker utilisation with jobs of random duration (no Docker, no LLM): the fraction of
    worker time busy under `hgm` (target >= 95%) beside `dgm`'s generation barrier, on the
@@ -22,8 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dgm.config import StrategyConfig  # noqa: E402
-from dgm.executors import Evaluated, Expanded, ExpansionFailed, LocalExecutor  # noqa: E402
-from dgm.scheduler import Limits, Scheduler  # noqa: E402
+from dgm.loop.executors import Evaluated, Expanded, ExpansionFailed, LocalExecutor  # noqa: E402
+from dgm.loop.scheduler import Limits, Scheduler  # noqa: E402
 from dgm.simulate.executor import SimulatedExecutor  # noqa: E402
 from dgm.simulate.landscape import World  # noqa: E402
 from dgm.simulate.presets import PRESETS  # noqa: E402

@@ -4,7 +4,7 @@ Each exercise is copied to a temp folder, its reference solution installed over 
 stub, its skipped tests un-skipped, and its tests run in a fresh hardened sandbox.
 Prints passed/total per language and the reason for each failure.
 
-    python benchmarks/polyglot_references.py [--languages python go] [--limit N] [--jobs 2]
+    python perf/polyglot_references.py [--languages python go] [--limit N] [--jobs 2]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Real SWE-bench offline (issue 18): build the images, oracle and null through the harness.
 
-    python benchmarks/bench_swebench.py [--data ../shared/swe-bench] [--subset full] [--workers 2]
+    python perf/bench_swebench.py [--data ../shared/swe-bench] [--subset full] [--workers 2]
 
 1. `dgm sandbox build swebench` for the subset (timed; a second run shows the reuse time),
    then the images' sizes per layer: the shared python layer, each environment, and what
@@ -23,10 +23,11 @@ import time
 from pathlib import Path
 
 from dgm.benchmarks import swebench_images
-from dgm.benchmarks.runner import evaluate_agent, pin_images
 from dgm.benchmarks.swe_data import SweData
 from dgm.benchmarks.swebench import SweBenchmark
+from dgm.benchmarks.task_images import pin_images
 from dgm.jobs.evaluate import AgentRef
+from dgm.loop.evaluate_agent import evaluate_agent
 from dgm.paths import REPO_ROOT
 from dgm.sandbox import Mount, SandboxSpec, run_command
 from dgm.sandbox.docker_client import docker_client
@@ -98,7 +99,7 @@ def seed_tools(data: SweData, ids: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="dgm-bench-tools-") as tmp:
         tool = Path(tmp) / "search_tool.py"
         tool.write_text(
-            (REPO_ROOT / "dgm" / "agent_script_files" / "search_tool.py.txt").read_text()
+            (REPO_ROOT / "dgm" / "scripted" / "script_files" / "search_tool.py.txt").read_text()
         )
         Path(tmp).chmod(0o755)
         tool.chmod(0o644)

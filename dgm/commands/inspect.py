@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from dgm import lineage
 from dgm.config import RunConfig
 from dgm.paths import seed_agent_dir
+from dgm.report import lineage
 from dgm.store import Run
 from dgm.store.records import Score
 

@@ -1,8 +1,8 @@
 """The `dgm` command line: parses, calls the library, prints.
 
-Each subsystem contributes its commands from its own `cli.py` through a
-`register(app)` function listed in `SUBSYSTEM_CLIS`; this file only wires them up
-and turns `DgmError`s into one-line messages with a non-zero exit code.
+Each command module of this package contributes its commands through a `register(app)`
+function listed in `SUBSYSTEM_CLIS`; this file only wires them up and turns `DgmError`s
+into one-line messages with a non-zero exit code.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ app = typer.Typer(
 # (module, commands it provides, issue that brings it). A module that does not exist
 # yet gets placeholder commands that say so, so the names stay reserved.
 SUBSYSTEM_CLIS: list[tuple[str, list[str], str]] = [
-    ("dgm.store.cli", ["init", "status", "tree", "show", "diff"], "foundation"),
-    ("dgm.gateway.cli", ["gateway"], "the LLM gateway"),
-    ("dgm.sandbox.cli", ["sandbox"], "the sandbox"),
-    ("dgm.benchmarks.cli", ["eval", "bench"], "evaluation"),
-    ("dgm.loop_cli", ["run", "resume"], "the meta loop"),
-    ("dgm.simulate.cli", ["simulate"], "the strategy simulator"),
-    ("dgm.report.cli", ["report", "plot", "export"], "inspection and export"),
+    ("dgm.commands.inspect", ["init", "status", "tree", "show", "diff"], "foundation"),
+    ("dgm.commands.gateway", ["gateway"], "the LLM gateway"),
+    ("dgm.commands.sandbox", ["sandbox"], "the sandbox"),
+    ("dgm.commands.evaluate", ["eval", "bench"], "evaluation"),
+    ("dgm.commands.run", ["run", "resume"], "the meta loop"),
+    ("dgm.commands.simulate", ["simulate"], "the strategy simulator"),
+    ("dgm.commands.report", ["report", "plot", "export"], "inspection and export"),
 ]
 
 _debug = False

@@ -11,8 +11,8 @@ import typer
 
 from dgm.config import RunConfig
 from dgm.errors import DgmError
-from dgm.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
-from dgm.loop import MetaLoop
+from dgm.loop.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
+from dgm.loop.meta_loop import MetaLoop
 from dgm.paths import default_run_dir, seed_agent_dir
 from dgm.store import Run
 
@@ -48,7 +48,7 @@ def run(
     ] = False,
 ) -> None:
     """Start a self-improvement run."""
-    from dgm.run_jobs import preflight
+    from dgm.loop.adapters import preflight
 
     base = RunConfig.load(config) if config else RunConfig()
     name = run_dir.name if run_dir else base.name
@@ -71,7 +71,7 @@ def run(
         "limits.max_hours": max_hours,
     }
     if dry_run:
-        from dgm.dry_run import DRY_RUN_SUBSETS, SCRIPT_NAME
+        from dgm.scripted.dry_run import DRY_RUN_SUBSETS, SCRIPT_NAME
 
         overrides["llm.model"] = f"scripted/{SCRIPT_NAME}"
         overrides["llm.diagnose_model"] = f"scripted/{SCRIPT_NAME}"
@@ -95,7 +95,7 @@ def resume(
     max_hours: Annotated[float | None, typer.Option(help="Raise the time limit.")] = None,
 ) -> None:
     """Continue a stopped or crashed run: finished work is kept, in-flight jobs re-run."""
-    from dgm.run_jobs import preflight
+    from dgm.loop.adapters import preflight
 
     store = Run.open(run_dir)
     overrides = {
@@ -116,7 +116,7 @@ def resume(
 def _drive(store: Run) -> None:
     """Start the gateway and the loop, show progress, print the summary."""
     from dgm.gateway import Gateway
-    from dgm.run_jobs import RunJobs
+    from dgm.loop.adapters import RunJobs
 
     config = store.config
     if config.sandbox.backend != "local":

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from dgm.errors import DgmError
-from dgm.executors import (
+from dgm.jobs.diagnose import ImprovementTarget, choose_target
+from dgm.loop.executors import (
     Completion,
     Evaluated,
     Expanded,
@@ -40,8 +41,7 @@ from dgm.executors import (
     LocalExecutor,
     Outcome,
 )
-from dgm.jobs.diagnose import ImprovementTarget, choose_target
-from dgm.scheduler import Limits, RunSummary, Scheduler
+from dgm.loop.scheduler import Limits, RunSummary, Scheduler
 from dgm.store import Run
 from dgm.strategies import Evaluate, Expand, SearchState, Strategy, TaskPlan, make_strategy
 
@@ -331,7 +331,7 @@ class MetaLoop:
 class JobFactory:
     """What the loop needs from the outside world: the task plan and the two jobs.
 
-    The production implementation (`dgm.run_jobs.RunJobs`) runs real sandboxes through the
+    The production implementation (`dgm.loop.adapters.RunJobs`) runs real sandboxes through the
     gateway; tests may substitute their own.
     """
 

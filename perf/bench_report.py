@@ -1,7 +1,7 @@
 """Report benchmarks (issue 9): a synthetic 1,000-node run through `dgm report`,
 headless Chromium, `dgm plot` and `dgm export`.
 
-    python benchmarks/bench_report.py [--nodes 1000]
+    python perf/bench_report.py [--nodes 1000]
 
 Prints: the time to build the report data and write the page, the page's size, the
 page's load time in headless Chromium (navigate -> drawn and ready; target < 3 s), the

@@ -220,7 +220,7 @@ def _strip_line_numbers(view_output: str) -> list[str]:
 
 def _tool_source(name: str) -> str:
     return (
-        (Path(__file__).parent / "agent_script_files" / "search_tool.py.txt")
+        (Path(__file__).parent / "script_files" / "search_tool.py.txt")
         .read_text()
         .replace("search_files", name)
     )
@@ -228,7 +228,7 @@ def _tool_source(name: str) -> str:
 
 def _test_source(name: str) -> str:
     return (
-        (Path(__file__).parent / "agent_script_files" / "search_test.py.txt")
+        (Path(__file__).parent / "script_files" / "search_test.py.txt")
         .read_text()
         .replace("search_files", name)
     )

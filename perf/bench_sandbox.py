@@ -1,6 +1,6 @@
 """Per-command sandbox overhead beside plain `docker run --rm IMAGE true`, in one run.
 
-    python benchmarks/bench_sandbox.py [--runs 50]
+    python perf/bench_sandbox.py [--runs 50]
 
 Measures, each N times: plain docker run (the CLI, no hardening); dgm's one-shot
 `run_command` (create + start + run `true` + remove, all limits on); and a sandbox

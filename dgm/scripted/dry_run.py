@@ -23,9 +23,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from dgm.agent_scripts import CapabilityScript, WriteFilesScript, say
 from dgm.benchmarks.task import Task
 from dgm.paths import REPO_ROOT
+from dgm.scripted.agent_drivers import CapabilityScript, WriteFilesScript, say
 
 SCRIPT_NAME = "capability"
 DRY_RUN_SUBSET = "@" + str(REPO_ROOT / "eval" / "subsets" / "polyglot_dry_run.txt")

@@ -1,6 +1,6 @@
 """Evaluation harness benchmark (issue 6): overhead per task evaluation, tasks per minute.
 
-    python benchmarks/bench_eval.py [--data ../shared/polyglot-benchmark] [--tasks 34]
+    python perf/bench_eval.py [--data ../shared/polyglot-benchmark] [--tasks 34]
 
 Runs the null agent on the Polyglot Python subset through the real harness (agent
 container, `git diff`, fresh judge container), with 1 and then 2 workers. Overhead =
@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from dgm.benchmarks.polyglot import PolyglotBenchmark
-from dgm.benchmarks.runner import evaluate_agent
 from dgm.jobs.evaluate import AgentRef
+from dgm.loop.evaluate_agent import evaluate_agent
 from dgm.sandbox import SandboxSpec, run_command
 
 TARGET_S = 2.0

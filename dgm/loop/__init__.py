@@ -1,0 +1,1 @@
+"""The meta loop: scheduler, executors, job adapters, preflight and stop rules."""

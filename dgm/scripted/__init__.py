@@ -1,0 +1,1 @@
+"""The scripted model: a deterministic test double behind the gateway (dry run, tests)."""
