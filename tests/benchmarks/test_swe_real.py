@@ -115,11 +115,7 @@ def test_reference_agents_through_the_harness(swe_ci: SweBenchmark, tmp_path: Pa
                                               expected: bool) -> None:  # fmt: skip
     from dgm.benchmarks.subsets import read_id_file
     from dgm.jobs.evaluate import AgentRef
-
-    try:
-        from dgm.loop.evaluate_agent import evaluate_agent
-    except ImportError:  # before the loop/commands layout
-        from dgm.benchmarks.runner import evaluate_agent
+    from dgm.loop.evaluate_agent import evaluate_agent
 
     tasks = [swe_ci.task(i) for i in read_id_file(CI_SUBSET)]
     outcomes = evaluate_agent(AgentRef.reference(agent), tasks, tmp_path, workers=2)
