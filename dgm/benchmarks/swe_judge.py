@@ -92,6 +92,7 @@ def judge_swebench(
             limits=limits,
             labels=labels or {},
             user="0:0" if official else "1000:1000",
+            env=_judge_env(task),
             writable_root=True,  # the eval script reinstalls the package into the venv
         )
         with open_sandbox(spec, backend) as box:
@@ -123,6 +124,13 @@ def judge_swebench(
         ),
         log,
     )
+
+
+def _judge_env(task: Task) -> dict[str, str]:
+    """The shallow /testbed has no tags, so setuptools_scm would version the eval script's
+    reinstall 0.1.dev1 (pytest then fails its own `minversion`); give it the instance's."""
+    version = str(task.meta.get("version") or "")
+    return {"SETUPTOOLS_SCM_PRETEND_VERSION": version} if version else {}
 
 
 def _copy_report(box: Any, report_dir: str, tmp: Path) -> dict[str, str] | None:
