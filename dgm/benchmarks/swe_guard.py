@@ -140,7 +140,8 @@ class Canaries:
 
     def status(self, tests: dict[str, str], name: str) -> list[str]:
         """The statuses reported for canary `name` (one per test file it was added to)."""
-        return [s for t, s in tests.items() if t == name or t.endswith("::" + name)]
+        # pytest ids end `::name`; sympy's parser keys failures `path.py:name`
+        return [s for t, s in tests.items() if t == name or t.endswith(":" + name)]
 
     def evidence(self, tests: dict[str, str]) -> str | None:
         """Why the report cannot be trusted, or None when both canaries behaved."""

@@ -61,6 +61,8 @@ def test_canary_evidence() -> None:
     forced = ok | {f"tests/test_a.py::{c.must_fail}": "PASSED"}
     assert "must-fail" in (c.evidence(forced) or "")
     assert "missing" in (c.evidence({}) or "")
+    sympy = {c.must_pass: "PASSED", f"tests/test_a.py:{c.must_fail}": "FAILED"}
+    assert c.evidence(sympy) is None
     assert c.must_pass != swe_guard.Canaries.draw(["x"]).must_pass  # fresh per evaluation
 
 
