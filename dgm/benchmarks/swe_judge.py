@@ -128,9 +128,13 @@ def judge_swebench(
 
 def _judge_env(task: Task) -> dict[str, str]:
     """The shallow /testbed has no tags, so setuptools_scm would version the eval script's
-    reinstall 0.1.dev1 (pytest then fails its own `minversion`); give it the instance's."""
+    reinstall 0.1.dev1 (pytest then fails its own `minversion`): give it the instance's."""
     version = str(task.meta.get("version") or "")
-    return {"SETUPTOOLS_SCM_PRETEND_VERSION": version} if version else {}
+    # The base commit is the shallow root, so the scripts' `git show` would print the whole
+    # tree (110,000 lines for sqlfluff) and push the test output out of the kept log.
+    env = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "log.showRoot",
+           "GIT_CONFIG_VALUE_0": "false"}  # fmt: skip
+    return env | ({"SETUPTOOLS_SCM_PRETEND_VERSION": version} if version else {})
 
 
 def _copy_report(box: Any, report_dir: str, tmp: Path) -> dict[str, str] | None:
