@@ -149,10 +149,14 @@ class Canaries:
         bad = self.status(tests, self.must_fail)
         if any(s in ("PASSED", "XFAIL") for s in bad):
             return f"the must-fail canary {self.must_fail} was reported {bad}"
-        if len(good) < len(self.files) or len(bad) < len(self.files):
+        # One report per test file where the runner keys tests by file (pytest); sympy's
+        # runner keys passes by bare name, so one file's canary stands for all there.
+        keyed = any(t.endswith(":" + self.must_pass) for t in tests)
+        need = len(self.files) if keyed else 1
+        if len(good) < need or len(bad) < need:
             return (
                 f"canaries missing from the report: {self.must_pass} {good},"
-                f" {self.must_fail} {bad} (expected one per test file: {len(self.files)})"
+                f" {self.must_fail} {bad} (expected {need})"
             )
         if any(s != "PASSED" for s in good):
             return f"the must-pass canary {self.must_pass} was reported {good}"

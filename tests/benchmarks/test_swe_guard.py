@@ -63,6 +63,11 @@ def test_canary_evidence() -> None:
     assert "missing" in (c.evidence({}) or "")
     sympy = {c.must_pass: "PASSED", f"tests/test_a.py:{c.must_fail}": "FAILED"}
     assert c.evidence(sympy) is None
+    two = swe_guard.Canaries("test_a_ok", "test_a_bad", ("t/test_a.py", "t/test_b.py"))
+    assert two.evidence({"test_a_ok": "PASSED", "t/test_a.py:test_a_bad": "FAILED",
+                         "t/test_b.py:test_a_bad": "FAILED"}) is None  # fmt: skip
+    one_file = {"t/test_a.py::test_a_ok": "PASSED", "t/test_a.py::test_a_bad": "FAILED"}
+    assert "missing" in (two.evidence(one_file) or "")
     assert c.must_pass != swe_guard.Canaries.draw(["x"]).must_pass  # fresh per evaluation
 
 
