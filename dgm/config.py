@@ -26,14 +26,24 @@ class Price(Section):
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    """The model's own output limit: a larger `max_tokens` is lowered to it (and budgeted
+    as such). None: no known limit."""
+
+
+DEFAULT_JOB_USD = 10.0
 
 
 class JobBudget(Section):
-    """Per-job LLM limits enforced by the gateway (None = unlimited)."""
+    """Per-job LLM limits enforced by the gateway (None = unlimited). A job may spend
+    `max_usd` by default, so one runaway job (or one request with a huge `max_tokens`)
+    is refused on its own (HTTP 402) and never eats the run's budget."""
 
     max_tokens: int | None = Field(default=None, gt=0)
-    max_usd: float | None = Field(default=None, gt=0)
+    max_usd: float | None = Field(default=DEFAULT_JOB_USD, gt=0)
     max_calls: int | None = Field(default=None, gt=0)
+    max_concurrent: int = Field(default=4, gt=0)
+    """Calls of one job in flight at once; more are answered HTTP 429 at once."""
 
 
 class LLMConfig(Section):
@@ -112,14 +122,22 @@ class StrategyConfig(Section):
 class ExpandConfig(Section):
     diagnosis_sees_tests: bool = False
     """DGM shows the diagnosis model the hidden test sources; by default we show only
-    the test output."""
+    test names and the test output with hidden test source redacted
+    (dgm/jobs/hidden_redaction.py)."""
     smoke_test: bool = True
     """Run the child's own smoke test before spending on its evaluation."""
     max_steps: int = Field(default=80, gt=0)
     timeout_s: int = Field(default=1800, gt=0)
 
 
-class LimitsConfig(Section):
+class ExecutorConfig(Section):
+    kind: Literal["thread", "process"] = "thread"
+    """Where jobs run: threads of the dgm process, or spawned worker processes."""
+
+
+class StopLimitsConfig(Section):
+    """run.toml's `[limits]`: when a run stops (evaluations, nodes, dollars, hours)."""
+
     max_evals: int | None = Field(default=None, gt=0)
     max_nodes: int | None = Field(default=None, gt=0)
     budget_usd: float | None = Field(default=None, gt=0)
@@ -135,7 +153,8 @@ class RunConfig(Section):
     benchmark: BenchmarkConfig = Field(default_factory=BenchmarkConfig)
     strategy: StrategyConfig = Field(default_factory=StrategyConfig)
     expand: ExpandConfig = Field(default_factory=ExpandConfig)
-    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    limits: StopLimitsConfig = Field(default_factory=StopLimitsConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
 
     # -- (de)serialisation -------------------------------------------------------------
     @classmethod

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dgm.config import StrategyConfig  # noqa: E402
 from dgm.loop.executors import Evaluated, Expanded, ExpansionFailed, LocalExecutor  # noqa: E402
-from dgm.loop.scheduler import Limits, Scheduler  # noqa: E402
+from dgm.loop.scheduler import Scheduler, SearchBudget  # noqa: E402
 from dgm.simulate.executor import SimulatedExecutor  # noqa: E402
 from dgm.simulate.landscape import World  # noqa: E402
 from dgm.simulate.presets import PRESETS  # noqa: E402
@@ -37,7 +37,7 @@ def utilisation_simulated(name: str, budget: int, seed: int) -> float:
     state = SearchState(world.plan())
     strategy = make_strategy(StrategyConfig(name=name), seed)
     executor = SimulatedExecutor(world, np.random.default_rng(seed))
-    limits = Limits(max_evals=budget, expansion_cost=1.0)
+    limits = SearchBudget(max_evals=budget, expansion_cost=1.0)
     return Scheduler(strategy, state, executor, WORKERS, limits).run().utilisation
 
 
@@ -64,7 +64,7 @@ def utilisation_threads(name: str, jobs: int, seed: int) -> float:
     state = SearchState(plan)
     strategy = make_strategy(StrategyConfig(name=name), seed)
     with LocalExecutor(WORKERS) as executor:
-        limits = Limits(max_evals=jobs, expansion_cost=1.0)
+        limits = SearchBudget(max_evals=jobs, expansion_cost=1.0)
         return Scheduler(strategy, state, executor, WORKERS, limits, make_job).run().utilisation
 
 

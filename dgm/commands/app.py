@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from dgm import key_redaction
 from dgm.errors import DgmError
 
 app = typer.Typer(
@@ -44,6 +45,7 @@ def _main(
 ) -> None:
     global _debug
     _debug = debug
+    key_redaction.install_from_environment()  # keys out of every log line and traceback
 
 
 def _reserve(name: str, what: str) -> None:
@@ -78,7 +80,7 @@ def main() -> None:
         if _debug:
             raise
         fix = f" (fix: {exc.hint})" if exc.hint else ""
-        typer.secho(f"error: {exc.message}{fix}", fg="red", err=True)
+        typer.secho(key_redaction.scrub(f"error: {exc.message}{fix}"), fg="red", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -22,31 +21,6 @@ bench_app = typer.Typer(help="Benchmark data and images: fetch, list, build-suit
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
     app.add_typer(bench_app, name="bench")
-
-
-def resolve_agent(agent: str, tmp: Path) -> tuple[object, str | None]:
-    """AGENT -> (AgentRef, the run's model if it came from a run)."""
-    from dgm.jobs.evaluate import BUILTINS, AgentRef
-
-    if agent in BUILTINS:
-        return AgentRef.reference(agent), None
-    path = Path(agent)
-    if path.is_dir():
-        if not (path / "agent.toml").is_file():
-            raise DgmError(f"{path} has no agent.toml", "AGENT is a folder with agent.toml")
-        return AgentRef(str(path.resolve())), None
-    run_dir, sep, node = agent.rpartition(":")
-    if sep and Path(run_dir).is_dir():
-        from dgm.store import Run
-
-        with Run.open(run_dir) as run:
-            record = run.node(node)
-            dest = run.checkout(record.id, tmp / f"node-{record.id}")
-            return AgentRef(str(dest), commit=record.commit), run.config.llm.model
-    raise NotFoundError(
-        f"agent {agent!r} is not a folder, RUN_DIR:NODE, oracle or null",
-        "give an agent folder (with agent.toml), RUN_DIR:NODE, `oracle` or `null`",
-    )
 
 
 def eval_command(
@@ -70,13 +44,19 @@ def eval_command(
     test_timeout: Annotated[int, typer.Option(min=1, help="Judge seconds per task.")] = 300,
     max_steps: Annotated[int, typer.Option(min=1, help="Agent step limit per task.")] = 50,
     memory: Annotated[str, typer.Option(help="Memory per container.")] = "4g",
+    executor: Annotated[
+        str, typer.Option(help="Where jobs run: thread or process (worker processes).")
+    ] = "thread",
 ) -> None:
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
     from dgm.benchmarks.task_images import missing_images, pin_images
-    from dgm.jobs.evaluate import EvalContext
+    from dgm.loop.eval_session import resolve_agent, start_gateway
     from dgm.loop.evaluate_agent import Summary, write_results
+    from dgm.loop.executors import EXECUTORS
 
+    if executor not in EXECUTORS:
+        raise DgmError(f"unknown executor {executor!r}", f"use one of: {', '.join(EXECUTORS)}")
     tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
     if not tasks:
         raise DgmError(f"subset {subset!r} of {benchmark} holds no tasks", "choose another")
@@ -88,13 +68,13 @@ def eval_command(
         tasks = pin_images(tasks)
         out = out or Path("eval-results") / time.strftime("%Y%m%d-%H%M%S")
         out.mkdir(parents=True, exist_ok=True)
-        model = None if ref.builtin else (llm or run_model)  # type: ignore[attr-defined]
+        model = None if ref.builtin else (llm or run_model)
         if model is None and not ref.builtin:
             raise DgmError(
                 "no model given for the agent",
                 "pass --llm MODEL, e.g. anthropic/claude-sonnet-4-5 (or scripted/capability)",
             )
-        gateway = _gateway(model, out, {t.id: t for t in tasks}.get) if model else None
+        gateway = start_gateway(model, out, {t.id: t for t in tasks}.get) if model else None
         header = {
             "agent": agent, "benchmark": benchmark, "subset": subset, "model": model,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "tasks": len(tasks),
@@ -102,7 +82,7 @@ def eval_command(
         try:
             outcomes = _run_with_progress(
                 ref, tasks, out, workers, model, memory, agent_timeout, max_steps,
-                EvalContext(gateway=gateway),
+                gateway, executor,
             )  # fmt: skip
         finally:
             if gateway is not None:
@@ -121,17 +101,7 @@ def eval_command(
     console.print(f"results: {path}")
 
 
-def _gateway(model: str, out: Path, task_lookup: Callable[[str], Any]) -> object:
-    from dgm.gateway import Gateway
-
-    if model == "scripted/capability":  # the dry run's scripted model
-        from dgm.scripted.dry_run import register
-
-        register(task_lookup)
-    return Gateway(model, run="eval", log_dir=out / "logs", port=None).start()
-
-
-def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, ctx):  # noqa: ANN001, ANN202
+def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, gateway, executor):  # noqa: ANN001, ANN202
     from dgm.loop.evaluate_agent import evaluate_agent
 
     passed = 0
@@ -151,7 +121,8 @@ def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, 
 
         return evaluate_agent(
             ref, tasks, out, workers=workers, model=model, limits={"memory": memory},
-            agent_timeout_s=timeout, max_steps=steps, ctx=ctx, on_done=done,
+            agent_timeout_s=timeout, max_steps=steps, gateway=gateway, on_done=done,
+            executor=executor,
         )  # fmt: skip
 
 

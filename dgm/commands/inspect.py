@@ -11,6 +11,7 @@ import typer
 from dgm.config import RunConfig
 from dgm.paths import seed_agent_dir
 from dgm.report import lineage
+from dgm.report.tree_text import tree_lines
 from dgm.store import Run
 from dgm.store.records import Score
 
@@ -69,27 +70,7 @@ def tree(run_dir: RunDir) -> None:
     """The lineage as a terminal tree: score, children and cost of each node."""
     with Run.open(run_dir) as run:
         graph = lineage.build_lineage(run)
-    best = lineage.best_node(graph)
-    lines: list[str] = []
-    open_levels: list[bool] = []  # per depth: does the branch above continue?
-    for node, depth, last in lineage.walk(graph):
-        del open_levels[depth:]
-        prefix = "".join("│  " if cont else "   " for cont in open_levels[1:])
-        if depth:
-            prefix += "└─ " if last else "├─ "
-        open_levels.append(not last)
-        a = graph.nodes[node]
-        tags = []
-        if a["status"] != "active":
-            tags.append(a["status"])
-        if node == best:
-            tags.append("★ best")
-        line = (
-            f"{prefix}{node}  {Score(a['passed'], a['total'])}  "
-            f"children {graph.out_degree(node)}  ${a['cost_usd']:.2f}"
-        )
-        lines.append(line + (f"  [{', '.join(tags)}]" if tags else ""))
-    typer.echo("\n".join(lines))
+    typer.echo("\n".join(tree_lines(graph)))
 
 
 def show(
@@ -125,7 +106,9 @@ def show(
                 f"{usage['output_tokens']} out tokens, ${usage['cost_usd']:.4f}"
             )
         for key, value in n.meta.items():
-            typer.echo(f"{key:<9} {value}")
+            if key != WARNINGS:
+                typer.echo(f"{key:<9} {value}")
+        _echo_warnings("tamper scan of this node's diff (warnings, not a verdict)", n.meta)
         typer.echo("\norigin:")
         typer.echo(_indent(n.origin))
         evaluations = run.evaluations(n.id)
@@ -135,9 +118,23 @@ def show(
                 verdict = "PASS" if e.resolved else ("EMPTY" if e.empty_patch else "fail")
                 tests = f"{e.tests_passed}/{e.tests_total} tests" if e.tests_total else ""
                 typer.echo(f"  {verdict:<5} {e.task_id:<40} stage {e.stage}  {tests}")
+                _echo_warnings("  tamper scan of its patch", e.details, indent="      ")
         if not no_diff and n.parent_id is not None:
             typer.echo(f"\ndiff against node {n.parent_id}:")
             typer.echo(run.diff(n.id))
+
+
+WARNINGS = "tamper_warnings"
+
+
+def _echo_warnings(title: str, holder: dict, indent: str = "  ") -> None:
+    """The static tamper scan's warnings (dgm/jobs/tamper_scan.py), one line each."""
+    warnings = holder.get(WARNINGS) or []
+    if not warnings:
+        return
+    typer.secho(f"{title}: {len(warnings)} warning(s)", fg="yellow")
+    for w in warnings[:20]:
+        typer.echo(f"{indent}{w.get('kind')}: {w.get('file')}: {w.get('why')}  {w.get('line')}")
 
 
 def diff(

@@ -11,12 +11,13 @@ import typer
 
 from dgm.config import RunConfig
 from dgm.errors import DgmError
-from dgm.loop.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
+from dgm.loop.executors import Completion
 from dgm.loop.meta_loop import MetaLoop
-from dgm.paths import default_run_dir, seed_agent_dir
+from dgm.loop.session import StatusLine, describe, new_run_config, open_session, sweep_orphans
+from dgm.paths import seed_agent_dir
 from dgm.store import Run
 
-DRY_RUN_MAX_EVALS = 16
+Executor = Annotated[str | None, typer.Option(help="Where jobs run: thread (default) or process.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -46,19 +47,16 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Offline and free: the built-in scripted model.")
     ] = False,
+    executor: Executor = None,
 ) -> None:
     """Start a self-improvement run."""
-    from dgm.loop.adapters import preflight
+    from dgm.loop.preflight import preflight
 
     base = RunConfig.load(config) if config else RunConfig()
-    name = run_dir.name if run_dir else base.name
-    if run_dir is None:
-        name = f"{base.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-        run_dir = default_run_dir(name)
     overrides: dict[str, Any] = {
-        "name": name,
         "seed": seed,
         "workers": workers,
+        "executor.kind": executor,
         "strategy.name": strategy,
         "benchmark.name": benchmark,
         "benchmark.subset": subset,
@@ -70,16 +68,10 @@ def run(
         "limits.budget_usd": budget_usd,
         "limits.max_hours": max_hours,
     }
-    if dry_run:
-        from dgm.scripted.dry_run import DRY_RUN_SUBSETS, SCRIPT_NAME
-
-        overrides["llm.model"] = f"scripted/{SCRIPT_NAME}"
-        overrides["llm.diagnose_model"] = f"scripted/{SCRIPT_NAME}"
-        if subset is None and config is None:
-            overrides["benchmark.subset"] = DRY_RUN_SUBSETS.get(benchmark or "polyglot")
-        if not any((max_evals, max_nodes, budget_usd, max_hours, base.limits.max_evals)):
-            overrides["limits.max_evals"] = DRY_RUN_MAX_EVALS
-    cfg = base.with_overrides(overrides)
+    cfg, run_dir = new_run_config(
+        base, run_dir, overrides, dry_run=dry_run,
+        subset_given=subset is not None, config_given=config is not None,
+    )  # fmt: skip
     preflight(cfg)
     store = Run.create(run_dir, cfg, seed_agent_dir())
     typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
@@ -93,13 +85,15 @@ def resume(
     max_nodes: Annotated[int | None, typer.Option(help="Raise the node limit.")] = None,
     budget_usd: Annotated[float | None, typer.Option(help="Raise the dollar cap.")] = None,
     max_hours: Annotated[float | None, typer.Option(help="Raise the time limit.")] = None,
+    executor: Executor = None,
 ) -> None:
     """Continue a stopped or crashed run: finished work is kept, in-flight jobs re-run."""
-    from dgm.loop.adapters import preflight
+    from dgm.loop.preflight import preflight
 
     store = Run.open(run_dir)
     overrides = {
         "workers": workers,
+        "executor.kind": executor,
         "limits.max_evals": max_evals,
         "limits.max_nodes": max_nodes,
         "limits.budget_usd": budget_usd,
@@ -115,60 +109,36 @@ def resume(
 
 def _drive(store: Run) -> None:
     """Start the gateway and the loop, show progress, print the summary."""
-    from dgm.gateway import Gateway
-    from dgm.loop.adapters import RunJobs
-
-    config = store.config
-    if config.sandbox.backend != "local":
-        _sweep_orphans()
-    gateway = Gateway.from_config(
-        config,
-        run=config.name,
-        log_dir=store.path / "logs",
-        on_usage=store.record_usage,
-        spent_usd=store.spend_usd(),
-    )
-    jobs = RunJobs(store, gateway)
+    if store.config.sandbox.backend != "local":
+        removed = sweep_orphans()
+        if removed:
+            typer.echo(f"removed {removed} orphan container(s) of a crashed process")
     progress = Progress(store, sys.stdout.isatty())
-    loop = MetaLoop(store, jobs=jobs, on_progress=progress.update)
-    gateway.start()
+    session = open_session(store, on_progress=progress.update)
     try:
-        summary = loop.run()
+        summary = session.loop.run()
     except KeyboardInterrupt:
-        removed = loop.cancel_running()
+        removed = session.loop.cancel_running()
         typer.echo(f"\ncancelled: removed {removed} container(s); running jobs will re-run "
                    f"on `dgm resume {store.path}`", err=True)  # fmt: skip
-        gateway.stop()
+        session.gateway.stop()
         raise typer.Exit(130) from None
     finally:
         progress.close()
-    gateway.stop()
+    session.gateway.stop()
     for line in summary.lines():
         typer.echo(line)
-    if summary.stop_reason.startswith(tuple("0123456789")):  # jobs kept crashing
+    if summary.failed:  # jobs kept crashing
         raise DgmError(f"the run stopped because {summary.stop_reason}",
                        f"fix the cause, then `dgm resume {store.path}`")  # fmt: skip
-
-
-def _sweep_orphans() -> None:
-    try:
-        from dgm.sandbox.orphans import sweep
-
-        removed = sweep().removed
-    except Exception:  # no engine: preflight says so with a fix
-        return
-    if removed:
-        typer.echo(f"removed {len(removed)} orphan container(s) of a crashed process")
 
 
 class Progress:
     """A live status line on a terminal; one plain log line per finished job otherwise."""
 
     def __init__(self, store: Run, live: bool) -> None:
-        self.store = store
+        self.status = StatusLine(store)
         self.live = None
-        self.started = time.monotonic()
-        self.done = 0
         if live:
             from rich.live import Live
 
@@ -176,48 +146,12 @@ class Progress:
             self.live.start()
 
     def update(self, loop: MetaLoop, completion: Completion | None) -> None:
-        self.done += 1
-        line = self._status(loop)
+        line = self.status.update(loop)
         if self.live is not None:
             self.live.update(line)
         elif completion is not None:
-            typer.echo(f"{time.strftime('%H:%M:%S')} {_describe(completion)} | {line}")
-
-    def _status(self, loop: MetaLoop) -> str:
-        state, config = loop.state, loop.config
-        assert state is not None
-        evals, limits = state.total_evals, config.limits
-        best = loop.best()
-        spend = self.store.spend_usd()
-        parts = [
-            f"nodes {state.size}",
-            f"evals {evals}" + (f"/{limits.max_evals}" if limits.max_evals else ""),
-            f"best {best}",
-            f"${spend:.2f}" + (f"/${limits.budget_usd:.2f}" if limits.budget_usd else ""),
-            f"running {state.in_flight}",
-        ]
-        minutes = (time.monotonic() - self.started) / 60
-        if minutes > 0 and evals:
-            rate = self.done / minutes
-            parts.append(f"{rate:.1f} jobs/min")
-            if limits.max_evals:
-                parts.append(f"ETA {(limits.max_evals - evals) / max(rate, 1e-9):.0f} min")
-        return "  ".join(parts)
+            typer.echo(f"{time.strftime('%H:%M:%S')} {describe(completion)} | {line}")
 
     def close(self) -> None:
         if self.live is not None:
             self.live.stop()
-
-
-def _describe(completion: Completion) -> str:
-    action, outcome = completion.ticket.action, completion.outcome
-    if isinstance(outcome, Evaluated):
-        verdict = "PASS" if outcome.solved else "fail"
-        return f"eval node {action.node} {action.task}: {verdict}"  # type: ignore[union-attr]
-    if isinstance(outcome, Expanded):
-        return f"expand node {action.parent} -> node {outcome.child}"  # type: ignore[union-attr]
-    if isinstance(outcome, ExpansionFailed):
-        return f"expand node {action.parent}: no child ({outcome.reason[:80]})"  # type: ignore[union-attr]
-    if isinstance(outcome, JobCrashed):
-        return f"job crashed: {outcome.error[:120]}"
-    return str(outcome)

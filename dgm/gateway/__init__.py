@@ -3,8 +3,9 @@ recorded. See README.md in this folder."""
 
 from dgm.gateway.backends import register_script, registered_scripts
 from dgm.gateway.backends.base import CallContext
-from dgm.gateway.gateway import CONTAINER_SOCKET, Gateway, short_socket_path
+from dgm.gateway.gateway import CONTAINER_SOCKET, Gateway
 from dgm.gateway.retry import RetryPolicy
+from dgm.gateway.socket_dir import short_socket_path
 from dgm.gateway.types import (
     BudgetRefused,
     Endpoint,

@@ -61,13 +61,17 @@ class Ledger:
             else:  # a job bound again (a retry of the same job) keeps what it spent
                 account.budget = budget
 
-    async def reserve(self, job_id: str, max_cost_usd: float, max_tokens: int) -> Reservation:
+    async def reserve(
+        self, job_id: str, max_cost_usd: float, max_tokens: int, modest_usd: float = 0.0
+    ) -> Reservation:
         """Admit one call whose worst case is `max_cost_usd` and `max_tokens` (input
-        estimate + output cap), or raise `BudgetRefused`; may wait for calls in flight."""
+        estimate + output cap), or raise `BudgetRefused`; may wait for calls in flight.
+        `modest_usd` is what the same call with a modest output cap would cost: only
+        when even that passes the run's cap is the run out of money (`run_cap_hit`)."""
         while True:
             with self._lock:
                 account = self._jobs[job_id]
-                self._refuse_if_over(account, max_cost_usd, max_tokens)
+                self._refuse_if_over(account, max_cost_usd, max_tokens, modest_usd)
                 if self._fits_with_reservations(account, max_cost_usd):
                     account.started += 1
                     account.reserved_usd += max_cost_usd
@@ -110,7 +114,9 @@ class Ledger:
             return copy.deepcopy(self._jobs[job_id].tally)
 
     # -- the rules ---------------------------------------------------------------------
-    def _refuse_if_over(self, account: JobAccount, max_cost: float, max_tokens: int) -> None:
+    def _refuse_if_over(
+        self, account: JobAccount, max_cost: float, max_tokens: int, modest: float
+    ) -> None:
         budget, tally = account.budget, account.tally
         problem = hint = None
         if budget.max_calls is not None and account.started >= budget.max_calls:
@@ -129,12 +135,20 @@ class Ledger:
             )
             hint = "raise llm.job_budget.max_usd or lower max_tokens"
         elif self.run_cap_usd is not None and self._totals.spent_usd + max_cost > self.run_cap_usd:
-            problem = (
-                f"the run has spent ${self._totals.spent_usd:.4f} of its ${self.run_cap_usd:g}"
-                f" budget; this call could cost up to ${max_cost:.4f}"
-            )
-            hint = "raise limits.budget_usd or lower max_tokens"
-            self.run_cap_hit = True
+            left = self.run_cap_usd - self._totals.spent_usd
+            if self._totals.spent_usd + modest > self.run_cap_usd:
+                problem = (
+                    f"the run has spent ${self._totals.spent_usd:.4f} of its "
+                    f"${self.run_cap_usd:g} budget; this call could cost up to ${max_cost:.4f}"
+                )
+                hint = "raise limits.budget_usd"
+                self.run_cap_hit = True
+            else:  # the call is too big, not the run too poor: refuse it alone
+                problem = (
+                    f"this call could cost up to ${max_cost:.4f}, more than the "
+                    f"${left:.4f} the run has left"
+                )
+                hint = "lower max_tokens"
         if problem:
             self._totals.refused += 1
             raise BudgetRefused(f"budget exceeded: {problem}", hint)

@@ -24,12 +24,17 @@ from dgm.gateway.exchange_log import ExchangeLog
 from dgm.gateway.pricing import PriceBook, cost_usd
 from dgm.gateway.protocol import completion, estimate_input_tokens, output_cap, validate_request
 from dgm.gateway.recorder import Recorder
+from dgm.gateway.request_policy import output_limit, upstream_request
 from dgm.gateway.retry import RetryPolicy, call_with_retries
 from dgm.gateway.types import JobBinding, LLMCallError, Usage, UsageRecord
+from dgm.key_redaction import scrub
 
 log = logging.getLogger(__name__)
 
 UsageSink = Callable[[UsageRecord], None]
+MODEST_OUTPUT = 1024
+"""Output tokens of a 'modest' call: the run counts as out of money only when a call
+capped at this many (or fewer) no longer fits its budget."""
 
 
 @dataclass
@@ -44,6 +49,9 @@ class BoundJob:
     log: ExchangeLog | None
     socket_path: Path | None = None
     runner: web.AppRunner | None = None
+    max_concurrent: int = 4
+    in_flight: int = 0
+    """HTTP requests of this binding being served now (the concurrency cap)."""
     calls: int = 0
     active: bool = True
     key: tuple[str, str] = field(init=False)
@@ -68,6 +76,8 @@ class CallPipeline:
         started, ts = time.monotonic(), time.time()
         reservation: Reservation | None = None
         usage, cost, attempts, answer, error = None, 0.0, 0, None, None
+        sent: Any = raw
+        dropped: list[str] = []
         call_index = job.calls
         try:
             if not job.active:
@@ -78,21 +88,29 @@ class CallPipeline:
                     code="invalid_token",
                 )
             request = validate_request(raw)
-            max_out = output_cap(request, self.default_max_tokens)
-            input_estimate = estimate_input_tokens(raw)
+            max_out = output_limit(
+                output_cap(request, self.default_max_tokens), job.price.max_output_tokens
+            )
+            sent, dropped = upstream_request(raw, max_out)
+            input_estimate = estimate_input_tokens(sent)
             max_cost = cost_usd(job.price, Usage(input_estimate, max_out))
+            # What a modest version of this call would cost: if even that does not fit,
+            # the run's money is gone; otherwise only this call is refused (HTTP 402).
+            modest = cost_usd(job.price, Usage(input_estimate, min(max_out, MODEST_OUTPUT)))
             reservation = await self.ledger.reserve(
-                job.binding.job_id, max_cost, input_estimate + max_out
+                job.binding.job_id, max_cost, input_estimate + max_out, modest
             )
             job.calls += 1
             ctx = CallContext(job.binding, job.model, call_index, max_out)
             result, attempts = await call_with_retries(
-                lambda: job.backend.complete(raw, ctx), self.retry, provider_of(job.model)[0]
+                lambda: job.backend.complete(sent, ctx), self.retry, provider_of(job.model)[0]
             )
             usage = result.usage
             price = (result.priced_as and self.prices.lookup(result.priced_as)) or job.price
             cost = cost_usd(price, usage)
             answer = completion(job.model, result.message, result.finish_reason, usage)
+            if dropped:  # said in the answer, so the agent learns why they had no effect
+                answer["dgm_dropped_fields"] = dropped
             return answer
         except LLMCallError as exc:
             exc.message = self.redact(exc.message)
@@ -127,8 +145,9 @@ class CallPipeline:
                     usage=usage,
                     cost_usd=cost,
                     error=shown,
-                    request=raw,
+                    request=sent,
                     response=answer,
+                    dropped_fields=dropped,
                 )
                 self.recorder.put(line)
 
@@ -137,7 +156,7 @@ class CallPipeline:
         for secret in self.secrets:
             if secret:
                 text = text.replace(secret, "[redacted]")
-        return text
+        return scrub(text)
 
     def _usage_record(
         self,

@@ -1,8 +1,8 @@
 """The per-job exchange log: one JSON line per call, the raw material of a trajectory.
 
 Each line: `ts, call, job_id, node_id, task_id, role, model, latency_s, attempts,
-usage, cost_usd, error, request, response`. Identification first, the bulky request
-and response last, so `head`/`less` show what happened at a glance.
+usage, cost_usd, error, dropped_fields, request, response`. Identification first, the
+bulky request and response last, so `head`/`less` show what happened at a glance.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dgm.gateway.types import JobBinding, Usage
+from dgm.key_redaction import scrub
 
 
 class ExchangeLog:
@@ -35,6 +36,7 @@ class ExchangeLog:
         ts: float,
         call: int,
         binding: JobBinding,
+        dropped_fields: list[str] | None = None,
         model: str,
         latency_s: float,
         attempts: int,
@@ -57,12 +59,14 @@ class ExchangeLog:
             "usage": None if usage is None else usage.__dict__,
             "cost_usd": cost_usd,
             "error": error,
+            "dropped_fields": dropped_fields or None,
             "request": request,
             "response": response,
         }
         text = json.dumps(line, ensure_ascii=False, default=str)
         for secret in self._secrets:  # belt and braces: keys must never reach the disk
             text = text.replace(secret, "[redacted]")
+        text = scrub(text)
         if self._file is None:  # first line, or a late call after the job was unbound
             self._file = self.path.open("a", encoding="utf-8")
         self._file.write(text + "\n")

@@ -8,11 +8,9 @@ ordinary threads (the loop, executors) and hop onto that loop; the call pipeline
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import secrets
 import stat
-import tempfile
 import threading
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from dgm import key_redaction
 from dgm.config import JobBudget, Price, RunConfig
 from dgm.errors import DgmError
 from dgm.gateway.backends import KEY_VARIABLES, Backend, make_backend, provider_of
@@ -30,18 +29,13 @@ from dgm.gateway.pricing import PriceBook
 from dgm.gateway.recorder import Recorder
 from dgm.gateway.retry import RetryPolicy
 from dgm.gateway.server import build_app
+from dgm.gateway.socket_dir import prepare_socket_folder
 from dgm.gateway.types import Endpoint, JobBinding, UsageTotals
 
 T = TypeVar("T")
 
 CONTAINER_SOCKET = "/run/dgm/llm.sock"
 SHUTDOWN_GRACE_S = 2.0  # calls still in flight when a job ends or the gateway stops
-
-
-def short_socket_path(job_id: str) -> Path:
-    """A host path for a job's socket that fits the 107-byte unix socket limit."""
-    digest = hashlib.sha256(job_id.encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"dgm-llm-{os.getuid()}" / f"{digest}.sock"
 
 
 class Gateway:
@@ -81,6 +75,7 @@ class Gateway:
         self.default_max_tokens = default_max_tokens
         secrets_ = tuple(v for v in (os.environ.get(n, "") for n in KEY_VARIABLES) if v)
         self._secrets = secrets_
+        key_redaction.install(secrets_)  # every log line of the process, tracebacks too
         self._backends: dict[str, Backend] = {}
         self._by_token: dict[str, BoundJob] = {}
         self._by_key: dict[tuple[str, str], BoundJob] = {}
@@ -237,8 +232,10 @@ class Gateway:
         model = model or (self.diagnose_model if binding.role == "diagnose" else self.model)
         if log_path is None and self.log_dir is not None:
             log_path = self.log_dir / binding.job_id / f"llm-{binding.role}.jsonl"
+        budget = budget or self.job_budget
         job = BoundJob(
             binding=binding,
+            max_concurrent=budget.max_concurrent,
             model=model,
             backend=self._backend(model),
             price=self.prices.require(model),
@@ -250,7 +247,7 @@ class Gateway:
             url = f"unix://{container_socket_path or socket_path}"
         else:
             url = self.url
-        self.ledger.open_job(binding.job_id, budget or self.job_budget)
+        self.ledger.open_job(binding.job_id, budget)
         self._by_token[job.token] = job
         self._by_key[job.key] = job
         return Endpoint(
@@ -269,7 +266,7 @@ class Gateway:
                 f"socket path {path} is longer than the 107 bytes a unix socket allows",
                 "use a shorter folder, e.g. dgm.gateway.short_socket_path(job_id)",
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        prepare_socket_folder(path.parent)
         if path.exists() or path.is_symlink():
             if not stat.S_ISSOCK(path.lstat().st_mode):
                 raise DgmError(f"{path} exists and is not a socket", "choose another path")
@@ -278,8 +275,8 @@ class Gateway:
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await runner.setup()
         await web.UnixSite(runner, str(path)).start()
-        # The agent runs as a non-root uid in the container; the socket is its only door.
-        os.chmod(path, 0o666)
+        # Only this user; the sandbox layer grants its container uid access to the file.
+        os.chmod(path, 0o600)
         job.runner, job.socket_path = runner, path
 
     def unbind(self, endpoint: Endpoint) -> None:

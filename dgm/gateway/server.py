@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_REQUEST_BYTES = 64 * 1024 * 1024  # long agent histories are big; aiohttp's default is 1 MB
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+"""A request body cap (HTTP 413): 4 MiB of JSON is over a million tokens, more than any
+context window, and a bigger body is parsed by no one."""
 
 JobResolver = Callable[[web.Request], "BoundJob | None"]
 CallHandler = Callable[["BoundJob", Any], Awaitable[dict[str, Any]]]
@@ -53,6 +55,14 @@ async def _errors_as_json(request: web.Request, handler: Any) -> web.StreamRespo
         return await handler(request)
     except LLMCallError as exc:
         return error_response(exc)
+    except web.HTTPRequestEntityTooLarge:
+        return error_response(
+            LLMCallError(
+                f"request body larger than {MAX_REQUEST_BYTES // 2**20} MiB",
+                status=413,
+                code="request_too_large",
+            )
+        )
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -80,6 +90,25 @@ def _job(request: web.Request) -> BoundJob:
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:
     job = _job(request)
+    if request.content_length is not None and request.content_length > MAX_REQUEST_BYTES:
+        raise web.HTTPRequestEntityTooLarge(MAX_REQUEST_BYTES, request.content_length)
+    # Counted before the body is read: a job cannot make the gateway hold many bodies.
+    if job.in_flight >= job.max_concurrent:
+        raise LLMCallError(
+            f"job {job.binding.job_id} already has {job.in_flight} calls in flight "
+            f"(the cap is {job.max_concurrent}); wait for one to finish",
+            status=429,
+            type="rate_limit_exceeded",
+            code="too_many_concurrent_calls",
+        )
+    job.in_flight += 1
+    try:
+        return await _answer(request, job)
+    finally:
+        job.in_flight -= 1
+
+
+async def _answer(request: web.Request, job: BoundJob) -> web.StreamResponse:
     try:
         raw = json.loads(await request.read())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dgm import safefs
 from dgm.errors import DgmError, NotFoundError
-from dgm.gateway.types import Endpoint
 from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox
 
 PLACEHOLDERS = {
@@ -34,6 +34,8 @@ PLACEHOLDERS = {
 }
 SETUP_FAILED = ">>>>> dgm: the workspace could not be set up"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
+MANIFEST_LIMIT = 64 * 1024
+OUT_MAX_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,15 @@ class Manifest:
 
 def load_manifest(agent_dir: Path) -> Manifest:
     path = Path(agent_dir) / "agent.toml"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise NotFoundError(
             f"{agent_dir} has no agent.toml manifest",
             "an agent codebase needs agent.toml naming its `solve` command (see dgm/README.md)",
         )
-    try:
-        data = tomllib.loads(path.read_text())
+    try:  # the agent may have written it: never follow a link or open a FIFO
+        data = tomllib.loads(safefs.read_text(Path(agent_dir), "agent.toml", MANIFEST_LIMIT))
+    except safefs.UnsafeFile as exc:
+        raise DgmError(str(exc), "agent.toml must be a regular file of the agent") from None
     except tomllib.TOMLDecodeError as exc:
         raise DgmError(f"{path} is not valid TOML: {exc}", "fix the manifest") from None
     commands = data.get("commands")
@@ -111,10 +115,11 @@ class AgentRunResult:
 def run_agent(
     request: AgentRunRequest,
     out_dir: Path,
-    endpoint: Endpoint | None = None,
+    endpoint: Any = None,
     backend: str = "docker",
 ) -> AgentRunResult:
-    """Run the agent's command on its workspace; artefacts of /out land in `out_dir`."""
+    """Run the agent's command on its workspace; artefacts of /out land in `out_dir`.
+    `endpoint` (a gateway `Endpoint` or an `LLMAccess`) is the job's way to the LLM."""
     manifest = load_manifest(request.agent_dir)
     command = manifest.command(request.command)
     if (request.workspace is None) == (request.workspace_in_image is None):
@@ -140,7 +145,8 @@ def run_agent(
             source = str(request.workspace_in_image)
         env: dict[str, str] = {}
         if endpoint is not None and endpoint.socket_path is not None:
-            mounts.append(Mount(endpoint.socket_path, str(endpoint.container_socket_path), False))
+            socket_path = Path(endpoint.socket_path)
+            mounts.append(Mount(socket_path, str(endpoint.container_socket_path), False))
             env.update(endpoint.env)
         _readable(Path(tmp))
         spec = SandboxSpec(
@@ -194,19 +200,20 @@ def take_diff(box: Any, base_commit: str) -> tuple[str, str | None]:
 
 
 def _collect_out(box: Any, out_dir: Path) -> Path | None:
-    """Copy /out back (safely) and return the agent's trajectory.json if it wrote one."""
+    """Copy /out back (only regular files and folders come out: see tarsafe) and return
+    the agent's trajectory.json if it wrote one."""
     try:
         with tempfile.TemporaryDirectory(prefix="dgm-out-") as tmp:
-            box.copy_out("/out", tmp, max_bytes=256 * 1024 * 1024)
+            box.copy_out("/out", tmp, max_bytes=OUT_MAX_BYTES)
             written = Path(tmp) / "out"
             for item in written.iterdir() if written.is_dir() else []:
                 target = out_dir / item.name
-                if item.is_file() and not item.is_symlink() and not target.exists():
+                if safefs.is_regular(item) and not target.exists() and not target.is_symlink():
                     shutil.move(str(item), target)
     except DgmError:
         return None
     trajectory = out_dir / "trajectory.json"
-    return trajectory if trajectory.is_file() else None
+    return trajectory if safefs.is_regular(trajectory) else None
 
 
 def _readable(root: Path) -> None:

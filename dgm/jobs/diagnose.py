@@ -19,12 +19,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dgm import safefs
+from dgm.jobs.hidden_redaction import HiddenSource, redact, results_for_diagnosis
 from dgm.store import Evaluation
 
 SOURCE_SUFFIXES = {".py", ".txt", ".toml", ".md", ".json", ".cfg"}
 AGENT_CODE_LIMIT = 60_000
 TRAJECTORY_LIMIT = 24_000
 TEST_OUTPUT_LIMIT = 8_000
+RAW_OUTPUT_LIMIT = 400_000
 
 EMPTY_PATCH_SHARE = 0.1
 """DGM's rule: at least this share of empty patches makes `empty_patches` a candidate."""
@@ -87,11 +90,15 @@ def choose_target(
     rng: random.Random,
     task_statement: Any = None,
     hidden_tests: Any = None,
+    hidden_sources: Any = None,
 ) -> ImprovementTarget:
     """Pick what the parent should improve, from its own evaluations.
 
     `task_statement(task_id)` and `hidden_tests(task_id)` look up a task's text and its
     hidden test sources (the latter only passed when the diagnosis may see tests).
+    Otherwise the test output is redacted (see hidden_redaction.py) against
+    `hidden_sources(task_id)`, the pristine hidden files' texts; without them the
+    diagnosis gets the test names alone.
     """
     if not evaluations:
         return ImprovementTarget("stochasticity")
@@ -113,12 +120,22 @@ def choose_target(
         return ImprovementTarget(kind)
     evaluation = rng.choice(failed)
     log_dir = logs_root / evaluation.log_dir if evaluation.log_dir else None
+    trajectory = _read_trajectory(log_dir)
+    if hidden_tests is not None:  # DGM's way, enabled explicitly: tests are shown anyway
+        test_output = _read_text(log_dir, "test_output.txt", TEST_OUTPUT_LIMIT)
+    else:
+        texts = hidden_sources(evaluation.task_id) if hidden_sources else None
+        hidden = HiddenSource(texts) if texts is not None else None
+        raw = _read_text(log_dir, "test_output.txt", RAW_OUTPUT_LIMIT)
+        test_output = results_for_diagnosis(evaluation.details.get("tests"), raw, hidden)
+        if trajectory and hidden is not None:
+            trajectory = redact(trajectory, hidden, line_limit=2_000, scan=5_000)
     return ImprovementTarget(
         "task",
         task_id=evaluation.task_id,
         task_statement=task_statement(evaluation.task_id) if task_statement else None,
-        trajectory=_read_trajectory(log_dir),
-        test_output=_read_text(log_dir, "test_output.txt", TEST_OUTPUT_LIMIT),
+        trajectory=trajectory,
+        test_output=test_output,
         hidden_tests=hidden_tests(evaluation.task_id) if hidden_tests else None,
     )
 
@@ -132,7 +149,7 @@ def diagnosis_request(target: ImprovementTarget, agent_dir: Path) -> dict[str, A
         target.task_statement or "(not available)",
         "# What the agent did (its trajectory, shortened)",
         target.trajectory or "(not available)",
-        "# The hidden tests' output after the agent finished",
+        "# The hidden tests' results after the agent finished",
         target.test_output or "(not available)",
     ]
     if target.hidden_tests:
@@ -178,13 +195,19 @@ def problem_statement(target: ImprovementTarget, diagnosis: dict[str, str] | Non
 
 
 def agent_source(agent_dir: Path, limit: int = AGENT_CODE_LIMIT) -> str:
-    """The agent's text files, each under a header, cut at `limit` characters."""
+    """The agent's text files, each under a header, cut at `limit` characters.
+
+    The agent wrote these files: links and special files are skipped, never followed
+    (a `notes.md -> /proc/self/environ` must not put the host's keys in a prompt)."""
     chunks, used = [], 0
-    for path in sorted(agent_dir.rglob("*")):
-        if not path.is_file() or path.suffix not in SOURCE_SUFFIXES or "/." in str(path):
+    for rel in safefs.walk_files(agent_dir):
+        if Path(rel).suffix not in SOURCE_SUFFIXES:
             continue
-        body = path.read_text(errors="replace")
-        chunk = f"## {path.relative_to(agent_dir)}\n```\n{body}\n```"
+        try:
+            body = safefs.read_text(agent_dir, rel, limit)
+        except safefs.UnsafeFile:
+            continue
+        chunk = f"## {rel}\n```\n{body}\n```"
         if used + len(chunk) > limit:
             chunks.append(f"## (more files left out: the code passed {limit} characters)")
             break
@@ -194,27 +217,29 @@ def agent_source(agent_dir: Path, limit: int = AGENT_CODE_LIMIT) -> str:
 
 
 def _read_text(log_dir: Path | None, name: str, limit: int) -> str | None:
-    if log_dir is None or not (log_dir / name).is_file():
-        return None
-    return _shorten((log_dir / name).read_text(errors="replace"), limit)
+    text = safefs.read_head(log_dir / name, 4 * limit) if log_dir else None
+    return None if text is None else _shorten(text, limit)
 
 
 def _read_trajectory(log_dir: Path | None) -> str | None:
-    if log_dir is None or not (log_dir / "trajectory.json").is_file():
-        return None
+    text = safefs.read_text_or_none(log_dir / "trajectory.json") if log_dir else None
     try:
-        data = json.loads((log_dir / "trajectory.json").read_text())
+        data = json.loads(text) if text else None
     except ValueError:
+        return None
+    if not isinstance(data, dict):
         return None
     lines = [f"exit status: {data.get('exit_status')} {data.get('exit_message') or ''}"]
     for message in data.get("messages", [])[1:]:  # the system prompt is in the source
+        if not isinstance(message, dict):
+            continue
         content = message.get("content")
         if isinstance(content, list):
             content = " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
         line = f"[{message.get('role')}] {content or ''}"
         for call in message.get("tool_calls") or []:
-            fn = call.get("function", {})
-            line += f"\n  -> {fn.get('name')}({fn.get('arguments', '')[:500]})"
+            fn = call.get("function", {}) if isinstance(call, dict) else {}
+            line += f"\n  -> {fn.get('name')}({str(fn.get('arguments', ''))[:500]})"
         lines.append(_shorten(line, 2_000))
     return _shorten("\n".join(lines), TRAJECTORY_LIMIT)
 
@@ -222,10 +247,10 @@ def _read_trajectory(log_dir: Path | None) -> str | None:
 def _hit_context_limit(logs_root: Path, evaluation: Evaluation) -> bool:
     if not evaluation.log_dir:
         return False
-    path = logs_root / evaluation.log_dir / "trajectory.json"
+    text = safefs.read_text_or_none(logs_root / evaluation.log_dir / "trajectory.json")
     try:
-        message = json.loads(path.read_text()).get("exit_message") or ""
-    except (OSError, ValueError):
+        message = str(json.loads(text or "{}").get("exit_message") or "")
+    except (ValueError, AttributeError):
         return False
     return bool(re.search(r"context (length|window)|too long|maximum context", message, re.I))
 

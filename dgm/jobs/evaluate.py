@@ -5,10 +5,12 @@
     container 2 (judge)  fresh: workspace + patch + hidden tests; test command with a
                          hard timeout; parsed into a Verdict.
 
-`evaluate_task(job, ctx)` is pure in the sense the executors need: `EvalJob` is plain
-data (JSON round-trips), `EvalContext` holds the live resources (gateway, sandbox
-backend), and the `EvalOutcome` is plain data again. The job id is a hash of the inputs
-that decide the result, so a re-run after a crash is the same job.
+`evaluate_task(job)` is pure in the sense the executors need: `EvalJob` is plain data
+(JSON round-trips; it reaches the LLM through `job.llm`, an endpoint description the
+caller bound on its gateway), and the `EvalOutcome` is plain data again. The LLM usage is
+the gateway's to count: the caller adds it with `with_usage` once it released the job.
+The job id is a hash of the inputs that decide the result, so a re-run after a crash is
+the same job.
 
 Artefacts in the job's log dir: patch.diff, test_output.txt, agent_output.txt,
 trajectory.json (if the agent wrote one), llm.jsonl (the gateway's exchanges), result.json.
@@ -21,13 +23,15 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from dgm.benchmarks import kinds
 from dgm.benchmarks.task import Task
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
+from dgm.jobs.llm_access import LLMAccess
+from dgm.jobs.tamper_scan import scan_diff
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.store.records import Evaluation
@@ -63,15 +67,20 @@ class EvalJob:
     node_id: int | None = None
     stage: int = 1
     run: str = ""
+    llm: LLMAccess | None = None
+    """How the agent reaches the LLM (bound by the caller); None for agents that call none."""
+    backend: str = "docker"
 
     @property
     def id(self) -> str:
-        """Hash of what decides the result; the log dir and checkout folder do not count."""
+        """Hash of what decides the result; the log dir, checkout folder, the endpoint and
+        where the sandbox runs do not count."""
         agent = asdict(self.agent)
         if self.agent.commit or self.agent.builtin:
             agent.pop("path")
         inputs = {**self.to_dict(), "agent": agent}
-        inputs.pop("log_dir")
+        for key in ("log_dir", "llm", "backend"):
+            inputs.pop(key)
         digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
         return f"eval-{digest[:20]}"
 
@@ -83,16 +92,15 @@ class EvalJob:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalJob:
         agent, task = AgentRef(**data["agent"]), Task.from_dict(data["task"])
-        return cls(**{**data, "agent": agent, "task": task})
+        llm = LLMAccess.from_dict(data.get("llm"))
+        return cls(**{**data, "agent": agent, "task": task, "llm": llm})
 
 
 @dataclass
 class EvalContext:
-    """Live resources: never part of a job's inputs."""
+    """Overrides for where the sandbox runs (tests); a job needs no live resource."""
 
-    gateway: Any = None
-    """A started `dgm.gateway.Gateway`, or None for agents that call no LLM."""
-    backend: str = "docker"
+    backend: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,6 +127,8 @@ class EvalOutcome:
     logs: dict[str, str]
     node_id: int | None = None
     stage: int = 1
+    tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
+    """The static tamper scan of the patch (tamper_scan.py): warnings, not a verdict."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -144,11 +154,12 @@ class EvalOutcome:
             error=self.error,
             log_dir=log_dir,
             job_id=self.job_id,
-            details={"tests": self.tests, "usage": self.usage, "language": self.language},
+            details={"tests": self.tests, "usage": self.usage, "language": self.language}
+            | ({"tamper_warnings": self.tamper_warnings} if self.tamper_warnings else {}),
         )
 
 
-def evaluate_task(job: EvalJob, ctx: EvalContext) -> EvalOutcome:
+def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
     """Run the agent on the task, judge its patch, write the artefacts, return the outcome.
 
     Agent and test failures (crash, timeout, a patch that does not apply) are outcomes;
@@ -156,6 +167,7 @@ def evaluate_task(job: EvalJob, ctx: EvalContext) -> EvalOutcome:
     """
     started = time.monotonic()
     task, job_id = job.task, job.id
+    backend = (ctx.backend if ctx else None) or job.backend
     log_dir = Path(job.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     limits = Limits(**job.limits)
@@ -178,17 +190,13 @@ def evaluate_task(job: EvalJob, ctx: EvalContext) -> EvalOutcome:
             task_extras=extras,
             labels=labels,
         )
-        endpoint = _bind(ctx, job, log_dir) if job.agent.builtin is None else None
-        try:
-            agent = run_agent(request, log_dir / "out", endpoint, ctx.backend)
-        finally:
-            if endpoint is not None:
-                ctx.gateway.unbind(endpoint)
+        endpoint = job.llm if job.agent.builtin is None else None
+        agent = run_agent(request, log_dir / "out", endpoint, backend)
     (log_dir / "patch.diff").write_text(agent.patch)
     (log_dir / "agent_output.txt").write_text(agent.output)
     if agent.trajectory is not None:
         shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
-    verdict, test_output = kinds.judge(task, agent.patch, limits, ctx.backend, labels)
+    verdict, test_output = kinds.judge(task, agent.patch, limits, backend, labels)
     (log_dir / "test_output.txt").write_text(test_output)
     error = agent.error or verdict.error
     if agent.timed_out and not error:
@@ -212,41 +220,39 @@ def evaluate_task(job: EvalJob, ctx: EvalContext) -> EvalOutcome:
         agent_timed_out=agent.timed_out,
         judge_exit_code=verdict.exit_code,
         error=error,
-        usage=_usage(ctx, job_id),
+        usage=dict(NO_USAGE),
         logs=_logs(log_dir),
         node_id=job.node_id,
         stage=job.stage,
+        tamper_warnings=scan_diff(agent.patch, role="solution"),
     )
     (log_dir / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome
 
 
-def _bind(ctx: EvalContext, job: EvalJob, log_dir: Path) -> Any:
-    if ctx.gateway is None:
-        return None
-    from dgm.gateway import JobBinding, short_socket_path
-
-    binding = JobBinding(job.run, job.id, job.node_id, job.task.id, "solve")
-    return ctx.gateway.bind_job(
-        binding,
-        socket_path=short_socket_path(job.id),
-        model=job.model,
-        log_path=log_dir / "llm.jsonl",
-    )
+NO_USAGE = {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
 
 
-def _usage(ctx: EvalContext, job_id: str) -> dict[str, Any]:
-    if ctx.gateway is None:
-        return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
-    tally = ctx.gateway.totals().by_job.get(job_id)
+def usage_of(gateway: Any, job_id: str) -> dict[str, Any]:
+    """The job's LLM usage as its gateway counted it (after the job was released)."""
+    tally = gateway.totals().by_job.get(job_id) if gateway is not None else None
     if tally is None:
-        return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+        return dict(NO_USAGE)
     return {
         "calls": tally.calls,
         "input_tokens": tally.input_tokens,
         "output_tokens": tally.output_tokens,
         "cost_usd": round(tally.cost_usd, 6),
     }
+
+
+def with_usage(outcome: EvalOutcome, usage: dict[str, Any]) -> EvalOutcome:
+    """The outcome with the gateway's usage figures, its result.json rewritten to match."""
+    outcome = replace(outcome, usage=usage)
+    result = outcome.logs.get("result")
+    if result and Path(result).parent.is_dir():
+        Path(result).write_text(json.dumps(outcome.to_dict(), indent=2))
+    return outcome
 
 
 def _logs(log_dir: Path) -> dict[str, str]:

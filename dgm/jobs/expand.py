@@ -7,8 +7,11 @@
     diff      the harness, not the agent, takes the diff of that copy
     smoke     the child's own `smoke` command, in a fresh sandbox, must pass
 
-The job never touches the store: it returns the diff and the problem statement, and the
-loop commits the child. Empty diffs and children that fail their smoke test come back
+`run_expand(job)` takes an `ExpandJob`, plain data that round-trips through JSON: the
+parent's code by path and commit, the target, the settings, and the two endpoint
+descriptions (diagnose, self_improve) the caller bound on its gateway. The job never
+touches the store: it returns the diff and the problem statement, and the loop commits
+the child. Empty diffs and children that fail their smoke test come back
 with their reason, to be recorded, never silently dropped.
 """
 
@@ -18,11 +21,11 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dgm.gateway import BudgetRefused, JobBinding, LLMCallError, short_socket_path
+from dgm.gateway import BudgetRefused, LLMCallError
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.diagnose import (
     SPECIAL_STATEMENTS,
@@ -31,7 +34,10 @@ from dgm.jobs.diagnose import (
     parse_diagnosis,
     problem_statement,
 )
-from dgm.sandbox import Limits
+from dgm.jobs.llm_access import LLMAccess, chat
+from dgm.jobs.tamper_scan import scan_diff
+from dgm.safefs import escaping_links
+from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.workspace_git import git_apply, git_init
 
@@ -54,40 +60,86 @@ class ExpandSettings:
     max_steps: int = 80
     timeout_s: int = 1800
     smoke_test: bool = True
-    limits: Limits = Limits()
+    limits: ResourceLimits = ResourceLimits()
     backend: str = "docker"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExpandSettings:
+        return cls(**{**data, "limits": ResourceLimits(**data["limits"])})
+
+
+@dataclass(frozen=True)
+class ExpandJob:
+    job_id: str
+    """Chosen by the loop from the job's inputs (parent, ordinal, target)."""
+    parent: int
+    parent_code: str
+    """A folder holding the parent's codebase (read, never written)."""
+    target: ImprovementTarget
+    log_dir: str
+    settings: ExpandSettings
+    diagnose_llm: LLMAccess | None = None
+    """Endpoint for the diagnosis call; None when the target needs no diagnosis."""
+    self_improve_llm: LLMAccess | None = None
+    """Endpoint the parent's agent uses while it edits its own code."""
+
+    @property
+    def id(self) -> str:
+        return self.job_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "target": self.target.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExpandJob:
+        return cls(
+            **{
+                **data,
+                "target": ImprovementTarget(**data["target"]),
+                "settings": ExpandSettings.from_dict(data["settings"]),
+                "diagnose_llm": LLMAccess.from_dict(data.get("diagnose_llm")),
+                "self_improve_llm": LLMAccess.from_dict(data.get("self_improve_llm")),
+            }
+        )
+
+    def needs_diagnosis(self) -> bool:
+        return self.target.kind not in SPECIAL_STATEMENTS
 
 
 @dataclass(frozen=True)
 class ExpandResult:
     status: str
-    """`ok`, `empty_patch`, `smoke_failed`, `agent_error` or `diagnosis_failed`."""
+    """`ok`, `empty_patch`, `smoke_failed`, `agent_error`, `diagnosis_failed` or
+    `unsafe_link` (a symlink leaving the tree: refused, the diff kept only in the log)."""
     problem_statement: str
     diff: str = ""
     reason: str = ""
     diagnosis: dict[str, str] | None = None
     seconds: float = 0.0
+    tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
+    """The static tamper scan of the child's diff (tamper_scan.py, role `agent`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ExpandResult:
+        return cls(**data)
 
-def run_expand(
-    job_id: str,
-    parent: int,
-    parent_code: Path,
-    target: ImprovementTarget,
-    log_dir: Path,
-    gateway: Any,
-    settings: ExpandSettings,
-) -> ExpandResult:
+
+def run_expand(job: ExpandJob) -> ExpandResult:
     started = time.monotonic()
+    job_id, target, settings = job.job_id, job.target, job.settings
+    parent_code, log_dir = Path(job.parent_code), Path(job.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / "target.json").write_text(json.dumps(target.to_dict(), indent=2))
     diagnosis: dict[str, str] | None = None
-    if target.kind not in SPECIAL_STATEMENTS:
+    if job.needs_diagnosis():
         try:
-            diagnosis = _diagnose(job_id, parent, parent_code, target, log_dir, gateway, settings)
+            diagnosis = _diagnose(job)
         except (LLMCallError, BudgetRefused, ValueError) as exc:
             return _finish(log_dir, started, "diagnosis_failed", "", reason=str(exc))
     statement = problem_statement(target, diagnosis)
@@ -114,16 +166,7 @@ def run_expand(
             workspace=workspace,
             labels=labels,
         )
-        binding = JobBinding(settings.run, job_id, str(parent), None, "self_improve")
-        endpoint = gateway.bind_job(
-            binding,
-            socket_path=short_socket_path(f"{job_id}-si"),
-            log_path=log_dir / "llm-self_improve.jsonl",
-        )
-        try:
-            agent = run_agent(request, log_dir / "out", endpoint, settings.backend)
-        finally:
-            gateway.unbind(endpoint)
+        agent = run_agent(request, log_dir / "out", job.self_improve_llm, settings.backend)
         (log_dir / "patch.diff").write_text(agent.patch)
         (log_dir / "agent_output.txt").write_text(agent.output)
         if agent.trajectory is not None:
@@ -138,6 +181,12 @@ def run_expand(
         # Our own pristine copy and our own .git: no agent hook or config runs on the host.
         git_apply(workspace, agent.patch)
         child = workspace
+        links = escaping_links(child)
+        if links:  # refused, never committed: checking the node out would point outside
+            shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
+            return _finish(log_dir, started, "unsafe_link", statement,
+                           reason=f"the child has symlinks that leave its tree: {shown}",
+                           diagnosis=diagnosis)  # fmt: skip
         if settings.smoke_test:
             passed, output = _smoke(child, log_dir, labels, settings)
             if not passed:
@@ -147,22 +196,12 @@ def run_expand(
     return _finish(log_dir, started, "ok", statement, agent.patch, diagnosis=diagnosis)
 
 
-def _diagnose(
-    job_id: str,
-    parent: int,
-    parent_code: Path,
-    target: ImprovementTarget,
-    log_dir: Path,
-    gateway: Any,
-    settings: ExpandSettings,
-) -> dict[str, str]:
-    request = diagnosis_request(target, parent_code)
-    binding = JobBinding(settings.run, job_id, str(parent), target.task_id, "diagnose")
-    endpoint = gateway.bind_job(binding, log_path=log_dir / "llm-diagnose.jsonl")
-    try:
-        answer = gateway.complete(endpoint, request)
-    finally:
-        gateway.unbind(endpoint)
+def _diagnose(job: ExpandJob) -> dict[str, str]:
+    if job.diagnose_llm is None:
+        raise ValueError("the diagnosis has no LLM endpoint")
+    request = diagnosis_request(job.target, Path(job.parent_code))
+    answer = chat(job.diagnose_llm, request)
+    log_dir = Path(job.log_dir)
     text = answer["choices"][0]["message"].get("content") or ""
     diagnosis = parse_diagnosis(text)
     (log_dir / "diagnosis.json").write_text(json.dumps(diagnosis, indent=2))
@@ -199,7 +238,8 @@ def _finish(
     diagnosis: dict[str, str] | None = None,
 ) -> ExpandResult:
     result = ExpandResult(
-        status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3)
-    )
+        status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
+        scan_diff(diff, role="agent"),
+    )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result

@@ -1,8 +1,10 @@
-"""The meta loop's link to the world: benchmark tasks, real eval and expand jobs, and the
-checks that run before any money is spent.
+"""The meta loop's link to the world: benchmark tasks and the real eval and expand jobs.
 
-    jobs = RunJobs(run, gateway)     # after preflight(run.config)
+    jobs = SandboxJobs(run, gateway)     # after preflight(run.config)
     MetaLoop(run, jobs=jobs).run()
+
+Jobs leave here as plain data (`EvalJob`, `ExpandJob`) bound to the gateway by endpoint
+descriptions; the gateway, its keys and the store stay in this process.
 """
 
 from __future__ import annotations
@@ -13,15 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from dgm.benchmarks import load_benchmark
-from dgm.benchmarks.staged import stages_for
-from dgm.benchmarks.task_images import missing_images
-from dgm.config import RunConfig
-from dgm.errors import BudgetExceeded, DgmError, NotFoundError, SandboxError
+from dgm.benchmarks.stages import stages_for
+from dgm.errors import BudgetExceeded
+from dgm.jobs import run_job
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
-from dgm.jobs.expand import ExpandResult, ExpandSettings, run_expand
-from dgm.loop.meta_loop import JobFactory
-from dgm.sandbox import Limits
+from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome, usage_of, with_usage
+from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings
+from dgm.jobs.hidden_redaction import hidden_texts
+from dgm.jobs.llm_access import LLMAccess
+from dgm.loop.job_factory import JobFactory
+from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_PID
 from dgm.sandbox.session import choose_backend
 from dgm.store import Evaluation, Run
@@ -30,17 +33,20 @@ from dgm.strategies import TaskPlan
 EXPAND_IMAGE = "runtime"
 
 
-class RunJobs(JobFactory):
+class SandboxJobs(JobFactory):
+    run_job = staticmethod(run_job)
+
     def __init__(self, run: Run, gateway: Any) -> None:
         self.run = run
         self.config = run.config
         self.gateway = gateway
+        self._endpoints: dict[str, list[Any]] = {}
         bench = self.config.benchmark
         self.benchmark = load_benchmark(bench.name, bench.data, bench.test_timeout_s)
         self.stages = stages_for(bench, self.benchmark)
         self.stage_of = {t: s.index for s in self.stages for t in s.task_ids}
         self.backend = choose_backend(self.config.sandbox.backend)
-        self.limits = Limits.from_config(self.config.sandbox)
+        self.limits = ResourceLimits.from_config(self.config.sandbox)
         tasks = [self.benchmark.task(t) for s in self.stages for t in s.task_ids]
         self.expand_image = EXPAND_IMAGE
         if self.backend == "docker":
@@ -56,7 +62,8 @@ class RunJobs(JobFactory):
         stage2 = self.stages[1].task_ids if len(self.stages) > 1 else ()
         return TaskPlan(self.stages[0].task_ids, stage2, self.config.benchmark.stage2_threshold)
 
-    def evaluate(self, job_id: str, node: int, code: Path, task: str, log_dir: Path) -> Evaluation:
+    # -- jobs as data, bound to the gateway ------------------------------------------------
+    def eval_job(self, job_id: str, node: int, code: Path, task: str, log_dir: Path) -> EvalJob:
         bench = self.config.benchmark
         job = EvalJob(
             agent=AgentRef(str(code), commit=self.run.node(node).commit),
@@ -68,18 +75,14 @@ class RunJobs(JobFactory):
             node_id=node,
             stage=self.stage_of.get(task, 1),
             run=self.config.name,
+            backend=self.backend,
         )
-        outcome = evaluate_task(job, EvalContext(self.gateway, self.backend))
-        if not outcome.resolved and self.run_budget_exhausted():
-            # Cut short by the run's dollar cap: no evidence against the agent. The job
-            # is not recorded and runs again on a resume with a higher cap.
-            raise BudgetExceeded("the run's dollar budget was reached during this task")
-        evaluation = outcome.to_evaluation(node, self.run.relative(log_dir))
-        return replace(evaluation, job_id=job_id)
+        llm = self._bind(job_id, node, task, "solve", log_dir, "llm.jsonl")
+        return replace(job, llm=llm)
 
-    def expand(
+    def expand_job(
         self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path
-    ) -> ExpandResult:
+    ) -> ExpandJob:
         expand = self.config.expand
         settings = ExpandSettings(
             run=self.config.name,
@@ -90,7 +93,52 @@ class RunJobs(JobFactory):
             limits=self.limits,
             backend=self.backend,
         )
-        result = run_expand(job_id, parent, code, target, log_dir, self.gateway, settings)
+        job = ExpandJob(job_id, parent, str(code), target, str(log_dir), settings)
+        diagnose = None
+        if job.needs_diagnosis():
+            diagnose = self._bind(
+                job_id, parent, target.task_id, "diagnose", log_dir, "llm-diagnose.jsonl", True
+            )
+        improve = self._bind(
+            job_id, parent, None, "self_improve", log_dir, "llm-self_improve.jsonl"
+        )
+        return replace(job, diagnose_llm=diagnose, self_improve_llm=improve)
+
+    def _bind(
+        self, job_id: str, node: int, task: str | None, role: str, log_dir: Path, log: str,
+        on_host: bool = False,
+    ) -> LLMAccess | None:  # fmt: skip
+        """One endpoint for one role of a job: a unix socket served for that job alone (in
+        the container, or on the host for a call the job makes itself)."""
+        if self.gateway is None:
+            return None
+        from dgm.gateway import JobBinding, short_socket_path
+
+        binding = JobBinding(self.config.name, job_id, node, task, role)
+        suffix = {"solve": "", "self_improve": "-si", "diagnose": "-dg"}[role]
+        extra: dict[str, Any] = {"container_socket_path": None} if on_host else {}
+        endpoint = self.gateway.bind_job(
+            binding, socket_path=short_socket_path(f"{job_id}{suffix}"), log_path=log_dir / log,
+            **extra,
+        )  # fmt: skip
+        # Keyed by the job's log folder: one per job of this loop, and part of the job.
+        self._endpoints.setdefault(str(log_dir), []).append(endpoint)
+        return LLMAccess.of(endpoint)
+
+    def release(self, job: Any) -> None:
+        for endpoint in self._endpoints.pop(job.log_dir, []):
+            self.gateway.unbind(endpoint)
+
+    def settle(self, job: Any, result: Any) -> Evaluation | ExpandResult:
+        if isinstance(result, EvalOutcome):
+            job_id = Path(job.log_dir).name  # the loop's job id names the job's log folder
+            outcome = with_usage(result, usage_of(self.gateway, job_id))
+            if not outcome.resolved and self.run_budget_exhausted():
+                # Cut short by the run's dollar cap: no evidence against the agent. The job
+                # is not recorded and runs again on a resume with a higher cap.
+                raise BudgetExceeded("the run's dollar budget was reached during this task")
+            evaluation = outcome.to_evaluation(job.node_id, self.run.relative(Path(job.log_dir)))
+            return replace(evaluation, job_id=job_id)
         if result.status != "ok" and self.run_budget_exhausted():
             raise BudgetExceeded("the run's dollar budget was reached during this expansion")
         return result
@@ -115,6 +163,11 @@ class RunJobs(JobFactory):
                 parts.append(f"## {name}\n{path.read_text(errors='replace')[:20_000]}")
         return "\n".join(parts) or None
 
+    def hidden_sources(self, task_id: str) -> list[str] | None:
+        """The pristine hidden test sources, to redact them from what a diagnosis sees."""
+        task = self.tasks.get(task_id)
+        return hidden_texts(task) if task is not None else None
+
     def cancel(self) -> int:
         """Remove this process's containers (a second Ctrl-C)."""
         if self.backend != "docker":
@@ -125,42 +178,3 @@ class RunJobs(JobFactory):
 
         client = docker.from_env()
         return len(remove_containers(client, list_containers(client, f"{LABEL_PID}={os.getpid()}")))
-
-
-def preflight(config: RunConfig) -> None:
-    """Everything a run needs, checked before the run directory is made and before the
-    first LLM call: benchmark data and task ids, the models and their API keys, Docker,
-    images. One error lists all the missing images, each with its fix."""
-    from dgm.gateway import Gateway
-
-    bench = config.benchmark
-    benchmark = load_benchmark(bench.name, bench.data, bench.test_timeout_s)
-    if "scripted/capability" in (config.llm.model, config.llm.diagnose_model):
-        from dgm.scripted.dry_run import register
-
-        register(benchmark.task)
-    # Building the backends checks model strings, API keys and prices; no port is opened.
-    Gateway.from_config(
-        config, run=config.name, log_dir=None, on_usage=None, port=None
-    ).start().stop()
-    tasks = [benchmark.task(t) for s in stages_for(bench, benchmark) for t in s.task_ids]
-    problems: list[str] = []
-    if choose_backend(config.sandbox.backend) == "docker":
-        from dgm.sandbox.docker_client import docker_available
-
-        reason = docker_available()
-        if reason is not None:
-            raise SandboxError(f"Docker is not available: {reason}", "start the Docker engine, "
-                               "or set sandbox.backend = 'local' (weaker isolation)")  # fmt: skip
-        problems += missing_images(tasks)
-        try:
-            from dgm.sandbox import images
-
-            images.resolve(EXPAND_IMAGE)
-        except NotFoundError as exc:
-            problems.append(f"{EXPAND_IMAGE}: {exc.hint}")
-    if problems:
-        raise DgmError(
-            "the run cannot start: " + "; ".join(dict.fromkeys(problems)),
-            "build the missing images with `dgm sandbox build`",
-        )

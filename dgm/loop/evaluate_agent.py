@@ -1,4 +1,5 @@
-"""Evaluate one agent on many tasks with a pool of workers (what `dgm eval` runs).
+"""Evaluate one agent on many tasks (what `dgm eval` runs), through the same scheduler and
+executors as `dgm run`: a fixed list of Evaluate actions, one eval job each.
 
 Each task is an independent eval job; a job that fails for any reason becomes a failed
 outcome with the reason, and the run continues. Scores are counts per language.
@@ -9,22 +10,40 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks.task import Task
-from dgm.errors import DgmError
-from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, EvalOutcome, evaluate_task
+from dgm.jobs import run_job
+from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome, usage_of, with_usage
+from dgm.jobs.llm_access import LLMAccess
+from dgm.loop.executors import Evaluated, Outcome, Work, make_executor
+from dgm.loop.scheduler import Scheduler
 from dgm.store.records import Score
+from dgm.strategies import Evaluate, SearchState, TaskPlan
+from dgm.strategies.actions import Action, Stop
 
 OnDone = Callable[[EvalOutcome], None]
+AGENT = "0"
+"""The agent is the one node of the search state."""
+
+
+class TaskList:
+    """A strategy that evaluates the one agent on each task in order, then stops."""
+
+    def __init__(self, task_ids: list[str]) -> None:
+        self.todo = list(task_ids)
+
+    def next_action(self, state: SearchState) -> Action:
+        return Evaluate(AGENT, self.todo.pop(0)) if self.todo else Stop("every task evaluated")
+
+    def final_choice(self, state: SearchState) -> str:
+        return AGENT
 
 
 def evaluate_agent(
     agent: AgentRef,
-    tasks: list[Task],
+    tasks: list[Any],
     out_dir: Path,
     *,
     workers: int = 1,
@@ -32,13 +51,19 @@ def evaluate_agent(
     limits: dict[str, Any] | None = None,
     agent_timeout_s: int = 600,
     max_steps: int = 50,
-    ctx: EvalContext | None = None,
+    gateway: Any = None,
     on_done: OnDone | None = None,
+    executor: str = "thread",
+    backend: str = "docker",
 ) -> list[EvalOutcome]:
-    """Run every task's eval job; outcomes come back in task order."""
-    ctx = ctx or EvalContext()
-    jobs = [
-        EvalJob(
+    """Run every task's eval job; outcomes come back in task order. `gateway` (started) is
+    how an agent that calls an LLM reaches it; each job gets its own bound endpoint."""
+    by_id = {t.id: t for t in tasks}
+    results: dict[str, EvalOutcome] = {}
+
+    def make_job(action: Evaluate) -> Work:
+        task = by_id[action.task]
+        job = EvalJob(
             agent=agent,
             task=task,
             log_dir=str(Path(out_dir) / "logs" / task.id),
@@ -46,26 +71,44 @@ def evaluate_agent(
             limits=limits or {},
             agent_timeout_s=agent_timeout_s,
             max_steps=max_steps,
+            backend=backend,
         )
-        for task in tasks
-    ]
-    results: dict[str, EvalOutcome] = {}
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="dgm-eval") as pool:
-        futures = {pool.submit(_safe_evaluate, job, ctx): job for job in jobs}
-        for future in as_completed(futures):
-            outcome = future.result()
-            results[outcome.task_id] = outcome
+        endpoint = None
+        if gateway is not None and agent.builtin is None:
+            endpoint = bind_eval_job(gateway, job)
+            job = replace(job, llm=LLMAccess.of(endpoint))
+
+        def finish(outcome: EvalOutcome | None, error: BaseException | None) -> Outcome:
+            if endpoint is not None:
+                gateway.unbind(endpoint)
+            if error is not None or outcome is None:
+                message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+                outcome = failed_outcome(job, f"the evaluation failed: {message}")
+            elif gateway is not None:
+                outcome = with_usage(outcome, usage_of(gateway, job.id))
+            results[task.id] = outcome
             if on_done is not None:
                 on_done(outcome)
+            return Evaluated(outcome.resolved)
+
+        return Work(run_job, job, finish)
+
+    state = SearchState(TaskPlan(tuple(by_id)))
+    workers = max(1, workers)
+    with make_executor(executor, workers) as pool:
+        Scheduler(TaskList(list(by_id)), state, pool, workers, make_job=make_job).run()
     return [results[t.id] for t in tasks]
 
 
-def _safe_evaluate(job: EvalJob, ctx: EvalContext) -> EvalOutcome:
-    try:
-        return evaluate_task(job, ctx)
-    except Exception as exc:  # noqa: BLE001 - one broken task must not end the run
-        message = exc.message if isinstance(exc, DgmError) else f"{type(exc).__name__}: {exc}"
-        return failed_outcome(job, f"the evaluation failed: {message}")
+def bind_eval_job(gateway: Any, job: EvalJob) -> Any:
+    """Bind `job` on `gateway` (a socket for it alone); the endpoint, to unbind later."""
+    from dgm.gateway import JobBinding, short_socket_path
+
+    binding = JobBinding(job.run or "eval", job.id, job.node_id, job.task.id, "solve")
+    log = Path(job.log_dir) / "llm.jsonl"
+    return gateway.bind_job(
+        binding, socket_path=short_socket_path(job.id), model=job.model, log_path=log
+    )
 
 
 def failed_outcome(job: EvalJob, error: str) -> EvalOutcome:

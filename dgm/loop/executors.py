@@ -1,20 +1,23 @@
-"""Where jobs run: the executor protocol, job outcomes, and the local thread-pool executor.
+"""Where jobs run: the executor protocol, job outcomes, and the thread and process executors.
 
-The scheduler only ever calls `submit`, `next_completion` and `now`, so the production
-thread pool (wall clock) and the simulator's event heap (virtual clock) are
+The scheduler only ever calls `submit`, `next_completion` and `now`, so the thread pool
+and the process pool (wall clock) and the simulator's event heap (virtual clock) are
 interchangeable; a Ray executor can follow by implementing the same three methods.
 
-A job is what the meta loop builds from an action (`Scheduler(make_job=...)`): for the
-local executor a zero-argument callable returning an `Outcome`. Production jobs are pure
-functions of serialisable input, so a callable dataclass wrapping one travels to Ray as is.
+A job is what the meta loop builds from an action (`Scheduler(make_job=...)`): a `Work`
+(plain data, the module-level function that runs it, and the step that records its
+result in the loop's process), or, for the thread executor, any zero-argument callable
+returning an `Outcome`.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import queue
+import signal
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -73,6 +76,25 @@ class Completion:
         return self.finished_at - self.started_at
 
 
+@dataclass(frozen=True)
+class Work:
+    """One job as an executor runs it. `run(payload)` computes the result anywhere (a
+    thread, a worker process); `finish(result, error)` runs in the loop's process with the
+    result or the exception and returns the `Outcome` (the loop records to the store
+    there, before the scheduler hears of it)."""
+
+    run: Callable[[Any], Any]
+    payload: Any
+    finish: Callable[[Any, BaseException | None], Outcome]
+
+    def run_here(self) -> Outcome:
+        try:
+            result, error = self.run(self.payload), None
+        except Exception as exc:  # the job broke: `finish` decides what that means
+            result, error = None, exc
+        return self.finish(result, error)
+
+
 class Executor(Protocol):
     def now(self) -> float:
         """Seconds (or simulated hours) since the executor started."""
@@ -88,7 +110,7 @@ class Executor(Protocol):
         ...
 
 
-class LocalExecutor:
+class ThreadExecutor:
     """Runs jobs on a pool of threads, measured in wall-clock seconds.
 
     Threads suit the real jobs: they spend their time waiting on Docker and the LLM
@@ -104,8 +126,8 @@ class LocalExecutor:
         return time.monotonic() - self._t0
 
     def submit(self, ticket: Ticket) -> None:
-        job: Callable[[], Outcome] = ticket.job
-        self._pool.submit(self._run, ticket, job)
+        job = ticket.job
+        self._pool.submit(self._run, ticket, job.run_here if isinstance(job, Work) else job)
 
     def _run(self, ticket: Ticket, job: Callable[[], Outcome]) -> None:
         started = self.now()
@@ -121,8 +143,75 @@ class LocalExecutor:
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True)
 
-    def __enter__(self) -> LocalExecutor:
+    def __enter__(self) -> ThreadExecutor:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
+
+
+LocalExecutor = ThreadExecutor
+"""The name earlier versions used."""
+
+
+class ProcessExecutor:
+    """Runs each job's `run(payload)` in a worker process (spawned: nothing of the parent's
+    memory is inherited), and its `finish` back in this process. The proof that jobs are
+    plain data: a payload that needs a live object of the parent fails here."""
+
+    def __init__(self, workers: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_leave_ctrl_c_to_the_loop
+        )
+        self._done: queue.Queue[Completion] = queue.Queue()
+        self._t0 = time.monotonic()
+
+    def now(self) -> float:
+        return time.monotonic() - self._t0
+
+    def submit(self, ticket: Ticket) -> None:
+        work = ticket.job
+        if not isinstance(work, Work):
+            raise TypeError("the process executor runs Work (plain data), not closures")
+        started = self.now()
+        future = self._pool.submit(work.run, work.payload)
+        future.add_done_callback(lambda f: self._finish(ticket, work, f, started))
+
+    def _finish(self, ticket: Ticket, work: Work, future: Future, started: float) -> None:
+        error = future.exception()
+        try:
+            outcome = work.finish(None if error else future.result(), error)
+        except Exception as exc:
+            outcome = JobCrashed(f"{type(exc).__name__}: {exc}")
+        self._done.put(Completion(ticket, outcome, started, self.now()))
+
+    def next_completion(self) -> Completion:
+        return self._done.get()
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> ProcessExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+
+def _leave_ctrl_c_to_the_loop() -> None:
+    """Workers ignore Ctrl-C: the loop's first one lets running jobs finish, the second
+    cancels their containers (which ends the jobs)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+EXECUTORS = {"thread": ThreadExecutor, "process": ProcessExecutor}
+
+
+def make_executor(kind: str, workers: int) -> ThreadExecutor | ProcessExecutor:
+    """`thread` (the default: jobs wait on Docker and the LLM, not on Python) or `process`."""
+    if kind not in EXECUTORS:
+        from dgm.errors import ConfigError
+
+        raise ConfigError(f"unknown executor {kind!r}", f"use one of: {', '.join(EXECUTORS)}")
+    return EXECUTORS[kind](workers)

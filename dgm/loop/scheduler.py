@@ -31,13 +31,23 @@ from dgm.loop.executors import (
     JobCrashed,
     Ticket,
 )
+from dgm.loop.stop_rules import (
+    EVAL_BUDGET_REACHED,
+    IDLE,
+    NODE_LIMIT_REACHED,
+    StopReason,
+    strategy_stop,
+)
 from dgm.strategies.actions import Evaluate, Expand, Job, Stop, Wait
 from dgm.strategies.base import Strategy
 from dgm.strategies.state import SearchState
 
 
 @dataclass(frozen=True)
-class Limits:
+class SearchBudget:
+    """How much search a run may do, in evaluations and nodes (the scheduler's limits;
+    not the sandbox's resource limits, not run.toml's `[limits]` section as a whole)."""
+
     max_evals: float | None = None
     """Budget in evaluation-equivalents: evaluations plus `expansion_cost` per expansion."""
     max_nodes: int | None = None
@@ -48,7 +58,7 @@ class Limits:
 
 @dataclass
 class RunSummary:
-    stop_reason: str
+    stop_reason: StopReason
     workers: int
     started_at: float
     finished_at: float
@@ -69,10 +79,10 @@ class Scheduler:
         state: SearchState,
         executor: Executor,
         workers: int,
-        limits: Limits | None = None,
+        limits: SearchBudget | None = None,
         make_job: Callable[[Job], Any] | None = None,
         on_complete: Callable[[Completion, SearchState], None] | None = None,
-        should_stop: Callable[[], str | None] | None = None,
+        should_stop: Callable[[], StopReason | None] | None = None,
     ) -> None:
         """`make_job` turns an action into the executor's payload (default: the action);
         `on_complete` runs after each result is in the state (the production loop records
@@ -84,11 +94,11 @@ class Scheduler:
         self.state = state
         self.executor = executor
         self.workers = workers
-        self.limits = limits or Limits()
+        self.limits = limits or SearchBudget()
         self.make_job = make_job or (lambda action: action)
         self.on_complete = on_complete
         self.should_stop = should_stop
-        self.stop_reason: str | None = None
+        self.stop_reason: StopReason | None = None
         self._next_ticket = 0
         self._running = 0
         self._busy_time = 0.0
@@ -112,18 +122,18 @@ class Scheduler:
             + self.limits.expansion_cost * s.total_pending_expansions
         )
 
-    def _refusal(self, action: Job) -> str | None:
+    def _refusal(self, action: Job) -> StopReason | None:
         """Why `action` may not start under the limits, or None if it may."""
         limits = self.limits
         cost = limits.expansion_cost if isinstance(action, Expand) else 1.0
         if limits.max_evals is not None and self.committed + cost > limits.max_evals + 1e-9:
-            return "evaluation budget reached"
+            return EVAL_BUDGET_REACHED
         if (
             isinstance(action, Expand)
             and limits.max_nodes is not None
             and self.state.size + self.state.total_pending_expansions >= limits.max_nodes
         ):
-            return "node limit reached"
+            return NODE_LIMIT_REACHED
         return None
 
     # -- the loop -------------------------------------------------------------------------
@@ -152,7 +162,7 @@ class Scheduler:
                 self.on_complete(completion, self.state)
             self._fill()
         if self.stop_reason is None:
-            self.stop_reason = "strategy waited with nothing running"
+            self.stop_reason = IDLE
         return RunSummary(
             self.stop_reason,
             self.workers,
@@ -172,7 +182,7 @@ class Scheduler:
             if isinstance(action, Wait):
                 return
             if isinstance(action, Stop):
-                self.stop_reason = action.reason
+                self.stop_reason = strategy_stop(action.reason)
                 return
             refusal = self._refusal(action)
             if refusal:

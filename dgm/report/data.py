@@ -16,6 +16,7 @@ from typing import Any
 from dgm.report import lineage, logs
 from dgm.report.layout import tidy_layout
 from dgm.report.progress import run_progress
+from dgm.safefs import is_regular
 from dgm.store import Run
 
 DIFF_LIMIT = 60_000  # characters of diff kept per node
@@ -40,7 +41,10 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
     per_node: dict[int, list[list[Any]]] = {}
     log_dirs: list[str] = []
     log_index: dict[str, int] = {}
+    warned: dict[int, list[tuple[str, list]]] = {}
     for e in evaluations:
+        if e.details.get(WARNINGS):
+            warned.setdefault(e.node_id, []).append((e.task_id, e.details[WARNINGS]))
         verdict = _verdict(e)
         row = heat.setdefault(e.node_id, [NONE] * len(tasks))
         i = task_index[e.task_id]
@@ -64,7 +68,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
         )
 
     diffs = _diffs(run, [n for n in nodes.values() if n.parent_id is not None])
-    usage = _usage_by_node_and_role(run)
+    usage = run.usage_by_node_and_role()
     out: list[dict[str, Any]] = []
     for node_id, attrs in graph.nodes(data=True):
         node = nodes[node_id]
@@ -85,7 +89,8 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
                 "children": graph.out_degree(node_id),
                 "best": node_id == best,
                 "onPath": node_id in best_path,
-                "meta": {k: str(v)[:200] for k, v in node.meta.items()},
+                "meta": {k: str(v)[:200] for k, v in node.meta.items() if k != WARNINGS},
+                "warnings": tamper_lines(node.meta, warned.get(node_id, [])),
                 "heat": "".join(heat.get(node_id, [])),
                 "evals": per_node.get(node_id, []),
                 "diff": diffs.get(node_id, ""),
@@ -120,6 +125,19 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
     }
 
 
+WARNINGS = "tamper_warnings"
+
+
+def tamper_lines(meta: dict[str, Any], by_task: list[tuple[str, list]]) -> list[str]:
+    """The static tamper scan's warnings of a node's diff and of its eval patches, one
+    line each (at most 30): shown in the report, never counted as a verdict."""
+    lines = [f"diff: {w['kind']}: {w['file']}: {w['why']}: {w['line']}"
+             for w in meta.get(WARNINGS) or []]  # fmt: skip
+    for task, warnings in by_task:
+        lines += [f"{task}: {w['kind']}: {w['file']}: {w['why']}: {w['line']}" for w in warnings]
+    return [line[:300] for line in lines[:30]]
+
+
 def _verdict(e: Any) -> str:
     if e.resolved:
         return PASS
@@ -135,7 +153,7 @@ def _log_files(
     if not log_dir:
         return 0, None
     folder = run_dir / log_dir
-    mask = sum(1 << i for i, name in enumerate(LINKED_FILES) if (folder / name).is_file())
+    mask = sum(1 << i for i, name in enumerate(LINKED_FILES) if is_regular(folder / name))
     if log_dir not in index:
         index[log_dir] = len(log_dirs)
         log_dirs.append(log_dir)
@@ -174,21 +192,3 @@ def _diffs(run: Run, nodes: list[Any]) -> dict[int, str]:
             body = body[:DIFF_LIMIT] + f"\n[... diff cut at {DIFF_LIMIT} characters ...]"
         by_commit[sha.strip()] = body
     return {n.id: by_commit.get(n.commit, "") for n in nodes}
-
-
-def _usage_by_node_and_role(run: Run) -> dict[int, dict[str, list[float]]]:
-    """{node: {role: [calls, input tokens, output tokens, dollars]}}."""
-    rows = run.db.query(
-        "SELECT node_id, role, COUNT(*) AS calls, SUM(input_tokens) AS i,"
-        " SUM(output_tokens) AS o, SUM(cost_usd) AS c FROM llm_usage"
-        " WHERE node_id IS NOT NULL GROUP BY node_id, role"
-    )
-    usage: dict[int, dict[str, list[float]]] = {}
-    for r in rows:
-        usage.setdefault(r["node_id"], {})[str(r["role"] or "unknown")] = [
-            r["calls"],
-            r["i"] or 0,
-            r["o"] or 0,
-            round(r["c"] or 0.0, 4),
-        ]
-    return usage

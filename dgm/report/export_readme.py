@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from dgm import safefs
 from dgm.report import lineage
 from dgm.store import Node, Run
 
@@ -23,9 +24,9 @@ IMAGE_PATHS = {
 
 def solve_command(agent_dir: Path) -> str | None:
     """The manifest's `solve` command template, or None when there is none."""
-    try:
-        manifest = tomllib.loads((agent_dir / "agent.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+    try:  # an agent's file: never follow a link (see dgm/safefs.py)
+        manifest = tomllib.loads(safefs.read_text(agent_dir, "agent.toml", 64 * 1024))
+    except (safefs.UnsafeFile, tomllib.TOMLDecodeError):
         return None
     command = (manifest.get("commands") or {}).get("solve")
     return command if isinstance(command, str) else None
@@ -53,11 +54,7 @@ def export_manifest(run: Run, node: Node) -> dict[str, Any]:
                 "cost_usd": round(attrs["cost_usd"], 4),
             }
         )
-    ids = ",".join(str(c["node"]) for c in chain)
-    models = run.db.query(
-        f"SELECT role, model, COUNT(*) AS calls FROM llm_usage WHERE node_id IN ({ids})"
-        " GROUP BY role, model ORDER BY role, model"
-    )
+    models = run.models_used([c["node"] for c in chain])
     benchmarks = sorted({e.benchmark for e in run.evaluations(node.id)})
     return {
         "format": "dgm-export/1",
@@ -67,7 +64,7 @@ def export_manifest(run: Run, node: Node) -> dict[str, Any]:
         "exported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "benchmarks": benchmarks,
         "configured_model": run.config.llm.model,
-        "models": [dict(r) for r in models],
+        "models": models,
         "lineage": chain,
     }
 

@@ -2,9 +2,8 @@
 
 Edges go parent -> child. Node attributes: `parent`, `depth`, `status`, `origin`,
 `passed`, `total` (the node's OWN evaluations), `cost_usd` (LLM spend attributed to
-the node), `created_at`. Clade queries pool a node's own results with all its
-descendants' (what HGM's clade-metaproductivity estimate uses), without ever changing
-the node's own counts.
+the node), `created_at`. The clade counts the strategies use (a node's results pooled with
+its descendants') are the search state's (`SearchState.clade_counts`), the only ones.
 """
 
 from __future__ import annotations
@@ -14,37 +13,31 @@ from collections.abc import Iterator
 import networkx as nx
 
 from dgm.store import Run
+from dgm.store.best import Candidate, pick_best, posterior_mean
+
+__all__ = ["posterior_mean"]  # re-exported: the report's charts use the same score
 
 
 def build_lineage(run: Run) -> nx.DiGraph:
     """One pass over three aggregate queries: fast for 10,000-node runs."""
     graph = nx.DiGraph()
     scores = run.scores()
-    costs = {
-        row["node_id"]: row["cost"]
-        for row in run.db.query(
-            "SELECT node_id, SUM(cost_usd) AS cost FROM llm_usage "
-            "WHERE node_id IS NOT NULL GROUP BY node_id"
-        )
-    }
-    rows = run.db.query(
-        "SELECT id, parent_id, depth, status, origin, created_at FROM nodes ORDER BY id"
-    )
-    for row in rows:
-        score = scores.get(row["id"])
+    costs = run.node_costs()
+    for node, parent, depth, status, origin, created_at in run.node_summaries():
+        score = scores.get(node)
         graph.add_node(
-            row["id"],
-            parent=row["parent_id"],
-            depth=row["depth"],
-            status=row["status"],
-            origin=row["origin"],
-            created_at=row["created_at"],
+            node,
+            parent=parent,
+            depth=depth,
+            status=status,
+            origin=origin,
+            created_at=created_at,
             passed=score.passed if score else 0,
             total=score.total if score else 0,
-            cost_usd=costs.get(row["id"], 0.0),
+            cost_usd=costs.get(node, 0.0),
         )
-        if row["parent_id"] is not None:
-            graph.add_edge(row["parent_id"], row["id"])
+        if parent is not None:
+            graph.add_edge(parent, node)
     return graph
 
 
@@ -57,16 +50,6 @@ def clade(graph: nx.DiGraph, node: int) -> set[int]:
     return {node} | nx.descendants(graph, node)
 
 
-def clade_counts(graph: nx.DiGraph, node: int) -> tuple[int, int]:
-    """(successes, failures) pooled over the node's clade."""
-    passed = total = 0
-    for member in clade(graph, node):
-        attrs = graph.nodes[member]
-        passed += attrs["passed"]
-        total += attrs["total"]
-    return passed, total - passed
-
-
 def ancestry(graph: nx.DiGraph, node: int) -> list[int]:
     """Node ids from the root down to `node`."""
     chain = [node]
@@ -75,20 +58,12 @@ def ancestry(graph: nx.DiGraph, node: int) -> list[int]:
     return chain[::-1]
 
 
-def posterior_mean(passed: int, total: int) -> float:
-    """Mean of Beta(1 + passed, 1 + failed): a score that does not reward tiny samples."""
-    return (1 + passed) / (2 + total)
-
-
 def best_node(graph: nx.DiGraph, min_evals: int = 1) -> int | None:
-    """The evaluated, non-rejected node with the highest posterior mean (ties: more
-    evaluations, then the older node)."""
-    candidates = [
-        (posterior_mean(a["passed"], a["total"]), a["total"], -n)
-        for n, a in graph.nodes(data=True)
-        if a["total"] >= min_evals and a["status"] != "rejected"
-    ]
-    return -max(candidates)[2] if candidates else None
+    """The best node by the store's one rule (`dgm.store.best`)."""
+    return pick_best(
+        (Candidate(n, a["status"], a["passed"], a["total"]) for n, a in graph.nodes(data=True)),
+        min_evals,
+    )
 
 
 def walk(graph: nx.DiGraph, start: int | None = None) -> Iterator[tuple[int, int, bool]]:

@@ -21,10 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dgm import safefs
+
 TRAJECTORY = "trajectory.json"
 LLM_LOG = "llm.jsonl"
 TEST_OUTPUT = "test_output.txt"
 PATCH = "patch.diff"
+TRAJECTORY_LIMIT = 64 * 1024 * 1024
+LLM_LOG_LIMIT = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class EvalLogs:
 
     def file(self, name: str) -> Path | None:
         path = self.folder / name
-        return path if path.is_file() else None
+        return path if safefs.is_regular(path) else None  # a link is never followed
 
     @property
     def trajectory(self) -> Path | None:
@@ -102,8 +106,8 @@ def load_trajectory(logs: EvalLogs) -> Trajectory | None:
     """The trajectory from trajectory.json, else rebuilt from the gateway's exchange log."""
     if logs.trajectory is not None:
         try:
-            data = json.loads(logs.trajectory.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(safefs.read_text_or_none(logs.trajectory, TRAJECTORY_LIMIT) or "")
+        except ValueError:
             data = None
         if isinstance(data, dict):
             return _from_agent_record(data)
@@ -114,10 +118,9 @@ def load_trajectory(logs: EvalLogs) -> Trajectory | None:
 
 def read_text(path: Path | None, limit: int = 200_000) -> str | None:
     """A log file's text, cut to `limit` characters (logs can be huge)."""
-    if path is None:
+    text = safefs.read_head(path, limit)
+    if text is None:
         return None
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        text = fh.read(limit + 1)
     return text if len(text) <= limit else text[:limit] + "\n[... cut ...]\n"
 
 
@@ -147,12 +150,11 @@ def _from_agent_record(data: dict[str, Any]) -> Trajectory:
 
 def _from_exchange_log(path: Path) -> Trajectory:
     lines = []
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for raw in fh:
-            try:
-                lines.append(json.loads(raw))
-            except ValueError:
-                continue  # a torn last line
+    for raw in (safefs.read_text_or_none(path, LLM_LOG_LIMIT) or "").splitlines():
+        try:
+            lines.append(json.loads(raw))
+        except ValueError:
+            continue  # a torn last line
     traj = Trajectory(source=LLM_LOG)
     if not lines:
         return traj

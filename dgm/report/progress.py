@@ -35,29 +35,29 @@ class Progress:
 
 def run_progress(run: Run) -> Progress:
     """O(E log N) over E evaluations: fine for 1,000-node runs with tens of thousands."""
-    rejected = {r["id"] for r in run.db.query("SELECT id FROM nodes WHERE status = 'rejected'")}
-    started = run.db.query("SELECT MIN(created_at) FROM nodes")[0][0] or 0.0
-    spend = run.db.query("SELECT ts, cost_usd FROM llm_usage ORDER BY ts")
-    spend_ts = [r["ts"] for r in spend]
+    nodes = run.nodes()
+    rejected = {n.id for n in nodes if n.status == "rejected"}
+    started = min((n.created_at for n in nodes), default=0.0)
+    spend = run.spend_series()
+    spend_ts = [ts for ts, _ in spend]
     spend_cum: list[float] = []
     total = 0.0
-    for r in spend:
-        total += r["cost_usd"] or 0.0
+    for _, cost in spend:
+        total += cost
         spend_cum.append(total)
-    rows = run.db.query("SELECT node_id, resolved, created_at FROM evaluations ORDER BY id")
-    min_evals = _usual_count(run)
+    rows = run.evaluation_series()
+    min_evals = run.usual_eval_count()
 
     counts: dict[int, tuple[int, int]] = {}
     rate_sum, archived = 0.0, 0
     heap: list[tuple[float, int, int, int]] = []  # (-mean, -total, node, total): lazy
     out = Progress()
-    for i, row in enumerate(rows, start=1):
-        node = row["node_id"]
+    for i, (node, resolved, created_at) in enumerate(rows, start=1):
         passed, seen = counts.get(node, (0, 0))
         in_archive = node not in rejected
         if seen and in_archive:
             rate_sum -= passed / seen
-        passed, seen = passed + int(row["resolved"]), seen + 1
+        passed, seen = passed + int(resolved), seen + 1
         counts[node] = (passed, seen)
         if in_archive:
             rate_sum += passed / seen
@@ -66,10 +66,10 @@ def run_progress(run: Run) -> Progress:
                 heapq.heappush(heap, (-posterior_mean(passed, seen), -seen, node, seen))
         while heap and counts[heap[0][2]][1] != heap[0][3]:
             heapq.heappop(heap)  # an outdated entry: that node has been evaluated since
-        k = bisect.bisect_right(spend_ts, row["created_at"])
+        k = bisect.bisect_right(spend_ts, created_at)
         out.evals.append(i)
         out.dollars.append(round(spend_cum[k - 1], 6) if k else 0.0)
-        out.seconds.append(round(row["created_at"] - started, 3))
+        out.seconds.append(round(created_at - started, 3))
         if heap:
             best = heap[0][2]
             b_passed, b_seen = counts[best]
@@ -80,12 +80,3 @@ def run_progress(run: Run) -> Progress:
             out.best_node.append(-1)
         out.mean.append(round(rate_sum / archived, 4) if archived else 0.0)
     return out
-
-
-def _usual_count(run: Run) -> int:
-    """The most common number of evaluations per node (the first stage's size)."""
-    rows = run.db.query(
-        "SELECT total, COUNT(*) AS k FROM (SELECT COUNT(*) AS total FROM evaluations"
-        " GROUP BY node_id) GROUP BY total ORDER BY k DESC, total ASC LIMIT 1"
-    )
-    return rows[0]["total"] if rows else 1

@@ -144,6 +144,8 @@
     let html = `<h2>Node ${n.id}</h2><table class="kv">` +
       rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join("") + "</table>";
     html += `<h3>Origin</h3><div class="origin">${esc(n.origin)}</div>`;
+    if (n.warnings.length) html += `<h3>Tamper scan: ${n.warnings.length} warning(s), not a verdict</h3>` +
+      `<ul class="warnings">${n.warnings.map((w) => `<li><code>${esc(w)}</code></li>`).join("")}</ul>`;
     html += usageTable(n);
     html += evalTable(n);
     html += n.parent === null ? `<h3>Code</h3><p class="muted">The seed: the whole codebase.</p>`

@@ -10,12 +10,13 @@ with open_sandbox(spec) as box:
 
 from dgm.sandbox.images import resolve
 from dgm.sandbox.session import Sandbox, choose_backend, create_sandbox, open_sandbox, run_command
-from dgm.sandbox.spec import ExecResult, Limits, Mount, SandboxSpec
+from dgm.sandbox.spec import ExecResult, Limits, Mount, ResourceLimits, SandboxSpec
 
 __all__ = [
     "ExecResult",
     "Limits",
     "Mount",
+    "ResourceLimits",
     "Sandbox",
     "SandboxSpec",
     "choose_backend",

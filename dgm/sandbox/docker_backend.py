@@ -13,6 +13,7 @@ the whole container is killed.
 
 from __future__ import annotations
 
+import os
 import socket
 import stat
 import threading
@@ -43,17 +44,28 @@ def as_argv(cmd: list[str] | str) -> list[str]:
     return ["/bin/sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
 
 
-def grant_socket_access(path: Path) -> None:
-    """Let the sandbox's non-root user connect to a host unix socket (or the sockets in
-    a folder) that is mounted in: connect(2) needs write permission on the socket."""
+def grant_socket_access(path: Path, user: str = "1000:1000") -> None:
+    """Let the sandbox's user connect to a host unix socket (or the sockets in a folder)
+    that is mounted in: connect(2) needs write permission on the socket file.
+
+    The gateway makes job sockets 0600 in a 0700 folder of its own. As root we hand the
+    socket to the sandbox uid (still 0600); a non-root dgm whose uid differs from the
+    sandbox's must open the mode instead, and the private folder is then what keeps
+    other host users out (the container reaches the file through its bind mount)."""
     path = Path(path)
+    uid, _, gid = user.partition(":")
     candidates = [path] if not path.is_dir() else [path, *path.iterdir()]
     for item in candidates:
-        mode = item.lstat().st_mode
-        if stat.S_ISSOCK(mode):
-            item.chmod(stat.S_IMODE(mode) | 0o666)
-        elif item == path and stat.S_ISDIR(mode):
-            item.chmod(stat.S_IMODE(mode) | 0o011)
+        st = item.lstat()
+        if stat.S_ISSOCK(st.st_mode):
+            if not uid.isdigit() or int(uid) == st.st_uid:
+                continue
+            if os.geteuid() == 0:
+                os.chown(item, int(uid), int(gid or uid), follow_symlinks=False)
+            else:
+                item.chmod(stat.S_IMODE(st.st_mode) | 0o666)
+        elif item == path and stat.S_ISDIR(st.st_mode):
+            item.chmod(stat.S_IMODE(st.st_mode) | 0o011)
 
 
 def container_config(spec: SandboxSpec, image: str, command: list[str], user: str) -> dict:
@@ -75,7 +87,7 @@ def container_config(spec: SandboxSpec, image: str, command: list[str], user: st
         if not source.exists():
             raise SandboxError(f"mount source {source} does not exist", "check the path")
         if source.is_socket() or source.is_dir():
-            grant_socket_access(source)
+            grant_socket_access(source, spec.user)
         mounts.append(docker.types.Mount(m.target, str(source), type="bind", read_only=m.read_only))
     labels = {**orphans.owner_labels(), **spec.labels}
     job = spec.labels.get(orphans.LABEL_JOB, "sandbox")

@@ -53,8 +53,10 @@ class Mount:
 
 
 @dataclass(frozen=True)
-class Limits:
-    """Resource limits. Sizes are bytes or strings like '4g'."""
+class ResourceLimits:
+    """What one container may use: memory, CPUs, processes, disk, output. Sizes are bytes
+    or strings like '4g'. (Not the search budget, `dgm.loop.scheduler.SearchBudget`, nor
+    run.toml's `[limits]`, `dgm.config.StopLimitsConfig`.)"""
 
     memory: str | int = "4g"
     """Memory and swap together (no swap beyond it)."""
@@ -74,7 +76,7 @@ class Limits:
         return None if self.disk is None else parse_size(self.disk, "disk limit")
 
     @classmethod
-    def from_config(cls, cfg: object) -> Limits:
+    def from_config(cls, cfg: object) -> ResourceLimits:
         """From a `dgm.config.SandboxConfig` (memory, cpus, pids, disk)."""
         return cls(
             memory=cfg.memory,  # type: ignore[attr-defined]
@@ -82,6 +84,10 @@ class Limits:
             pids=cfg.pids,  # type: ignore[attr-defined]
             disk=cfg.disk,  # type: ignore[attr-defined]
         )
+
+
+Limits = ResourceLimits
+"""The short name the sandbox's callers use."""
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,20 @@
 """Tar in and out of a sandbox, treating whatever comes out as hostile.
 
-Extraction uses the standard library's `data` filter (PEP 706): it refuses absolute
-names, `..` escapes, links that point outside the target, device files, and strips
-set-uid bits. On top of it we cap the total size and the member count, so a container
-cannot fill the host disk through copy-out.
+Extraction does not rely on `tarfile`'s extraction filters (they arrived in 3.11.4 and
+their rules changed between patch releases): it writes every member itself. Only plain
+folders and regular files come out; the first absolute name, `..` component, symlink,
+hard link, device, FIFO or other special member refuses the whole copy-out. Each
+member is written by walking the target one component at a time with `O_NOFOLLOW`
+(so nothing already in the target, planted or raced, is followed), files are created
+`O_EXCL` with plain permission bits (no set-uid), and the total size and member count
+are capped, so a container cannot fill the host disk through copy-out.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 import tarfile
 import tempfile
 from collections.abc import Iterable
@@ -62,25 +67,105 @@ def safe_extract(
     """
     target = Path(target)
     target.mkdir(parents=True, exist_ok=True)
-    dest = os.path.realpath(target)
+    root = os.open(target, _DIR_FLAGS)
     written: list[str] = []
-    total = 0
-    with tarfile.open(fileobj=fileobj, mode="r|*") as tar:
-        for count, member in enumerate(tar, start=1):
-            if count > max_members:
-                raise SandboxError(f"copy-out has more than {max_members} entries")
-            total += max(member.size, 0)
-            if total > max_bytes:
-                raise SandboxError(f"copy-out exceeds the size cap of {max_bytes} bytes")
-            try:
-                if member.name.startswith("/"):  # the data filter would strip the slash
-                    raise tarfile.AbsolutePathError(member)
-                safe = tarfile.data_filter(member, dest)
-            except tarfile.FilterError as exc:
-                raise SandboxError(
-                    f"refused unsafe entry {member.name!r} in copy-out: {exc}",
-                    "the sandboxed code planted a path that escapes the target folder",
-                ) from None
-            tar.extract(safe, dest, set_attrs=True, filter="fully_trusted")
-            written.append(safe.name)
+    budget = [max_bytes]
+    try:
+        with tarfile.open(fileobj=fileobj, mode="r|*") as tar:
+            for count, member in enumerate(tar, start=1):
+                if count > max_members:
+                    raise SandboxError(f"copy-out has more than {max_members} entries")
+                if member.size > budget[0]:
+                    raise SandboxError(f"copy-out exceeds the size cap of {max_bytes} bytes")
+                parts = _parts(member)
+                if member.isdir():
+                    os.close(_folder(root, parts, member.name))
+                elif member.isreg():
+                    source = tar.extractfile(member)
+                    assert source is not None
+                    _write(root, parts, member, source, budget, max_bytes)
+                else:
+                    _refuse(member.name, f"a {_KINDS.get(member.type, 'special')} entry")
+                written.append("/".join(parts))
+    except tarfile.TarError as exc:
+        raise SandboxError(f"copy-out is not a readable tar stream: {exc}") from None
+    finally:
+        os.close(root)
     return written
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_KINDS = {
+    tarfile.SYMTYPE: "symbolic link",
+    tarfile.LNKTYPE: "hard link",
+    tarfile.CHRTYPE: "character device",
+    tarfile.BLKTYPE: "block device",
+    tarfile.FIFOTYPE: "FIFO",
+}
+
+
+def _refuse(name: str, why: str) -> None:
+    raise SandboxError(
+        f"refused unsafe entry {name!r} in copy-out: {why}",
+        "only plain files and folders come out of a sandbox",
+    )
+
+
+def _parts(member: tarfile.TarInfo) -> list[str]:
+    name = member.name
+    if name.startswith("/") or "\0" in name:
+        _refuse(name, "an absolute path")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        _refuse(name, "a `..` component")
+    if not parts:
+        _refuse(name, "an empty name")
+    return parts
+
+
+def _folder(root: int, parts: list[str], name: str) -> int:
+    """An fd for the folder `parts` under `root`, made as needed, never through a link."""
+    fd = os.dup(root)
+    for part in parts:
+        try:
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                os.mkdir(part, 0o755, dir_fd=fd)
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            os.close(fd)
+            _refuse(name, f"its folder {part!r} is not a plain folder ({exc.strerror})")
+        os.close(fd)
+        fd = nxt
+    return fd
+
+
+def _write(
+    root: int,
+    parts: list[str],
+    member: tarfile.TarInfo,
+    source: IO[bytes],
+    budget: list[int],
+    max_bytes: int,
+) -> None:
+    folder = _folder(root, parts[:-1], member.name)
+    try:
+        name = parts[-1]
+        try:
+            if stat.S_ISDIR(os.lstat(name, dir_fd=folder).st_mode):
+                _refuse(member.name, "a folder of that name came first")
+            os.unlink(name, dir_fd=folder)  # a repeated member: the last one wins, as in tar
+        except FileNotFoundError:
+            pass
+        mode = 0o755 if member.mode & 0o111 else 0o644
+        out = os.open(name, _NEW_FILE, mode, dir_fd=folder)
+    finally:
+        os.close(folder)
+    with os.fdopen(out, "wb") as fh:
+        while chunk := source.read(1 << 20):
+            budget[0] -= len(chunk)
+            if budget[0] < 0:
+                raise SandboxError(f"copy-out exceeds the size cap of {max_bytes} bytes")
+            fh.write(chunk)

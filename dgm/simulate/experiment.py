@@ -17,7 +17,7 @@ import numpy as np
 
 from dgm.config import StrategyConfig
 from dgm.loop.executors import Completion
-from dgm.loop.scheduler import Limits, Scheduler
+from dgm.loop.scheduler import Scheduler, SearchBudget
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import LandscapeParams, World
 from dgm.strategies import SearchState, make_strategy
@@ -66,7 +66,7 @@ def run_one(
     strategy = make_strategy(config, strategy_seed(strategy_name, seed))
     durations_rng = np.random.default_rng([seed, zlib.crc32(b"durations")])
     executor = SimulatedExecutor(world, durations_rng)
-    limits = Limits(max_evals=budget, expansion_cost=landscape.expansion_cost)
+    limits = SearchBudget(max_evals=budget, expansion_cost=landscape.expansion_cost)
     curve: list[tuple[float, float, float]] = []
     best = [world.true_rate("0")]
     reached_at: list[float] = []
@@ -98,7 +98,7 @@ def run_one(
         nodes=state.size,
         sim_hours=summary.finished_at - summary.started_at,
         utilisation=summary.utilisation,
-        stop_reason=summary.stop_reason,
+        stop_reason=str(summary.stop_reason),
         curve=curve,
     )
 

@@ -18,7 +18,12 @@ from pathlib import Path
 import git
 
 from dgm.errors import DgmError, RunDirError
+from dgm.safefs import link_escapes
 from dgm.workspace_git import GIT_IDENTITY
+
+
+class UnsafeTreeError(DgmError):
+    """A codebase holds a symlink that points outside it."""
 
 
 class Archive:
@@ -54,6 +59,7 @@ class Archive:
                 ["git", "-C", str(source), "--work-tree", str(source), "add", "--all", "."],
                 env=env,
             )
+            self._refuse_escaping_links(env)
             tree = self.repo.git.execute(["git", "write-tree"], env=env)
         return self._commit(tree, parent, message)
 
@@ -76,6 +82,7 @@ class Archive:
                     ) from None
                 finally:
                     os.unlink(fh.name)
+            self._refuse_escaping_links(env)
             tree = self.repo.git.execute(["git", "write-tree"], env=env)
         return self._commit(tree, parent, message)
 
@@ -143,6 +150,35 @@ class Archive:
         if parent:
             args[3:3] = ["-p", parent]
         return self.repo.git.execute(args, env={**os.environ, **GIT_IDENTITY})
+
+    def _refuse_escaping_links(self, env: dict[str, str]) -> None:
+        """No node may hold a symlink that leaves its tree (see safefs.link_escapes):
+        whoever checks the node out later must not be pointed at a host file."""
+        staged = self.repo.git.execute(["git", "ls-files", "-s", "-z"], env=env)
+        links = [
+            (line.split("\t", 1)[1], line.split()[1])
+            for line in staged.split("\0")
+            if line.startswith("120000 ")
+        ]
+        if not links:
+            return
+        batch = "".join(f"{sha}\n" for _, sha in links)
+        out = self.repo.git.execute(
+            ["git", "cat-file", "--batch"], env=env, istream=_StringStream(batch),
+            stdout_as_string=False,
+        )  # fmt: skip
+        targets, pos = [], 0
+        for _ in links:  # "<sha> blob <size>\n<content>\n"
+            header_end = out.index(b"\n", pos)
+            size = int(out[pos:header_end].split()[2])
+            targets.append(out[header_end + 1 : header_end + 1 + size].decode("utf-8", "replace"))
+            pos = header_end + 1 + size + 1
+        for (path, _), target in zip(links, targets, strict=True):
+            if link_escapes(path, target):
+                raise UnsafeTreeError(
+                    f"refused: the symlink {path!r} -> {target!r} leaves the agent's tree",
+                    "a node may only hold links to its own files (relative, inside the tree)",
+                )
 
     def _temp_index(self) -> _TempIndex:
         return _TempIndex(self.path)

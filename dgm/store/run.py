@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,9 @@ from dgm.config import RunConfig
 from dgm.errors import DgmError, NotFoundError, RunDirError
 from dgm.store.archive import Archive
 from dgm.store.db import Database
-from dgm.store.records import Evaluation, Job, Node, Score
+from dgm.store.ledger import JobLedger, finish_job
+from dgm.store.queries import RunQueries
+from dgm.store.records import Evaluation, Node, Score
 
 CONFIG_FILE = "run.toml"
 DB_FILE = "run.sqlite"
@@ -40,7 +41,7 @@ _EVAL_COLUMNS = (
 ).split()
 
 
-class Run:
+class Run(JobLedger, RunQueries):
     """Library access to a run directory: create, add nodes, record, read back."""
 
     def __init__(self, path: Path, config: RunConfig, db: Database, archive: Archive) -> None:
@@ -165,7 +166,7 @@ class Run:
             )
             node_id = cur.lastrowid
             if job_id is not None:
-                _finish_job(conn, job_id, {"node_id": node_id}, now)
+                finish_job(conn, job_id, {"node_id": node_id}, now)
         self.archive.set_ref(node_id, sha)
         return self.node(node_id)
 
@@ -233,7 +234,7 @@ class Run:
                 [row[c] for c in _EVAL_COLUMNS],
             )
             if evaluation.job_id is not None:
-                _finish_job(conn, evaluation.job_id, {"evaluation_id": cur.lastrowid}, time.time())
+                finish_job(conn, evaluation.job_id, {"evaluation_id": cur.lastrowid}, time.time())
             saved = conn.execute("SELECT * FROM evaluations WHERE id=?", (cur.lastrowid,))
             return Evaluation.from_row(saved.fetchone())
 
@@ -256,103 +257,6 @@ class Run:
 
     def score(self, node_id: int) -> Score:
         return self.scores().get(int(node_id), Score(0, 0))
-
-    # -- jobs --------------------------------------------------------------------------
-    def queue_job(self, job_id: str, kind: str, inputs: dict[str, Any]) -> Job:
-        """Record a job as queued; a job id seen before keeps its row (same inputs)."""
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO jobs(id, kind, inputs, state, created_at) "
-                "VALUES (?,?,?,'queued',?)",
-                (job_id, kind, json.dumps(inputs, sort_keys=True), time.time()),
-            )
-        return self.job(job_id)
-
-    def start_job(self, job_id: str) -> None:
-        with self.db.transaction() as conn:
-            conn.execute(
-                "UPDATE jobs SET state='running', attempts=attempts+1, started_at=? WHERE id=?",
-                (time.time(), job_id),
-            )
-
-    def finish_job(self, job_id: str, result: dict[str, Any] | None = None) -> None:
-        with self.db.transaction() as conn:
-            _finish_job(conn, job_id, result or {}, time.time())
-
-    def fail_job(self, job_id: str, error: str, state: str = "failed") -> None:
-        with self.db.transaction() as conn:
-            conn.execute(
-                "UPDATE jobs SET state=?, error=?, finished_at=? WHERE id=?",
-                (state, error, time.time(), job_id),
-            )
-
-    def job(self, job_id: str) -> Job:
-        rows = self.db.query("SELECT * FROM jobs WHERE id=?", (job_id,))
-        if not rows:
-            raise NotFoundError(f"job {job_id} does not exist")
-        return Job.from_row(rows[0])
-
-    def jobs(self, states: Iterable[str] | None = None) -> list[Job]:
-        if states is None:
-            rows = self.db.query("SELECT * FROM jobs ORDER BY created_at")
-        else:
-            states = list(states)
-            marks = ",".join("?" for _ in states)
-            rows = self.db.query(
-                f"SELECT * FROM jobs WHERE state IN ({marks}) ORDER BY created_at", tuple(states)
-            )
-        return [Job.from_row(r) for r in rows]
-
-    # -- LLM usage and events ----------------------------------------------------------
-    def record_usage(self, record: Any) -> None:
-        """Persist one LLM call's usage (a gateway UsageRecord or a dict)."""
-        get = record.get if isinstance(record, dict) else lambda k, d=None: getattr(record, k, d)
-        node_id = get("node_id")
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO llm_usage(ts, job_id, node_id, task_id, role, model, input_tokens,"
-                " output_tokens, cached_tokens, cost_usd, latency_s, error)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    get("ts") or time.time(),
-                    get("job_id"),
-                    int(node_id) if node_id not in (None, "") else None,
-                    get("task_id"),
-                    get("role"),
-                    get("model"),
-                    get("input_tokens", 0) or 0,
-                    get("output_tokens", 0) or 0,
-                    get("cached_tokens", 0) or 0,
-                    get("cost_usd", 0.0) or 0.0,
-                    get("latency_s"),
-                    get("error"),
-                ),
-            )
-
-    def spend_usd(self) -> float:
-        return float(self.db.query("SELECT COALESCE(SUM(cost_usd),0) FROM llm_usage")[0][0])
-
-    def usage_by(self, column: str) -> dict[Any, dict[str, float]]:
-        """Tokens and dollars grouped by `role`, `node_id`, `job_id` or `model`."""
-        if column not in {"role", "node_id", "job_id", "model", "task_id"}:
-            raise ValueError(column)
-        rows = self.db.query(
-            f"SELECT {column} AS k, COUNT(*) AS calls, SUM(input_tokens) AS input_tokens,"
-            " SUM(output_tokens) AS output_tokens, SUM(cached_tokens) AS cached_tokens,"
-            f" SUM(cost_usd) AS cost_usd FROM llm_usage GROUP BY {column}"
-        )
-        return {r["k"]: {k: r[k] for k in r.keys() if k != "k"} for r in rows}
-
-    def event(self, kind: str, **data: Any) -> None:
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO events(ts, kind, data) VALUES (?,?,?)",
-                (time.time(), kind, json.dumps(data, default=str)),
-            )
-
-    def events(self, limit: int = 50) -> list[dict[str, Any]]:
-        rows = self.db.query("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
-        return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in reversed(rows)]
 
     # -- logs --------------------------------------------------------------------------
     def log_dir(self, *parts: str) -> Path:
@@ -381,13 +285,6 @@ class Run:
                 )
         if missing:
             self.archive.set_refs(missing)
-
-
-def _finish_job(conn: Any, job_id: str, result: dict[str, Any], now: float) -> None:
-    conn.execute(
-        "UPDATE jobs SET state='done', result=?, finished_at=?, error=NULL WHERE id=?",
-        (json.dumps(result), now, job_id),
-    )
 
 
 def _commit_message(origin: str) -> str:

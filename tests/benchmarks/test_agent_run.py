@@ -9,7 +9,8 @@ import pytest
 
 from dgm.benchmarks.swebench import SweBenchmark
 from dgm.gateway import Gateway, register_script
-from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
+from dgm.jobs.evaluate import AgentRef
+from dgm.loop.evaluate_agent import evaluate_agent
 
 pytestmark = pytest.mark.docker
 
@@ -48,16 +49,19 @@ def test_agent_reaches_the_gateway_and_its_artefacts_are_logged(
         '[commands]\nsolve = "python3 {agent_dir}/agent.py {task_file}"\n'
     )
     task = SweBenchmark().task("dgm__tinyutil-1")
-    log = tmp_path / "log"
+    log = tmp_path / "out" / "logs" / task.id
     with Gateway("scripted/eval-test", run="t", log_dir=tmp_path / "gw", port=None) as gateway:
-        job = EvalJob(AgentRef(str(agent)), task, str(log), model="scripted/eval-test", node_id=3)
-        outcome = evaluate_task(job, EvalContext(gateway=gateway))
+        # The job reaches the gateway through the socket bound for it (an endpoint
+        # description), in a worker process: nothing of this process's memory is used.
+        [outcome] = evaluate_agent(AgentRef(str(agent)), [task], tmp_path / "out",
+                                   model="scripted/eval-test", gateway=gateway,
+                                   executor="process")  # fmt: skip
     assert outcome.agent_exit_code == 0, (log / "agent_output.txt").read_text()
     assert "+answer for dgm__tinyutil-1" in (log / "patch.diff").read_text()
     assert not outcome.empty_patch and not outcome.resolved  # no fix, tests still fail
     assert json.loads((log / "trajectory.json").read_text())["task"] == task.id
     [exchange] = [json.loads(line) for line in (log / "llm.jsonl").read_text().splitlines()]
-    assert exchange["job_id"] == job.id and exchange["task_id"] == task.id
+    assert exchange["job_id"] == outcome.job_id and exchange["task_id"] == task.id
     assert outcome.usage["calls"] == 1
     saved = json.loads((log / "result.json").read_text())
     assert saved == json.loads(json.dumps(outcome.to_dict()))

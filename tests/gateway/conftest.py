@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +21,8 @@ def records() -> list[UsageRecord]:
 
 @pytest.fixture
 def short_dir() -> Iterator[Path]:
-    """A short, world-traversable folder for sockets (tmp_path can pass 107 bytes)."""
+    """A short private (0700) folder for sockets (tmp_path can pass 107 bytes)."""
     path = Path(tempfile.mkdtemp(prefix="dgmgw-"))
-    path.chmod(path.stat().st_mode | stat.S_IXOTH | stat.S_IROTH)
     yield path
     for child in path.iterdir():
         child.unlink()

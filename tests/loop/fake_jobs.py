@@ -1,8 +1,12 @@
 """A JobFactory without Docker: deterministic results, real store, optional real gateway.
 
 A node at depth d solves the first 2 + d tasks: the seed 2/6, children better.
-Expansions add a file `gen_<job>.txt` to the parent's code (a real diff); every fourth
-expansion of the same parent comes back empty, so failed expansions occur too.
+Expansions add a file `gen_<job>.txt` to the parent's code (a real diff); about one
+expansion in four comes back empty, so failed expansions occur too.
+
+Jobs are plain data run by the module-level `run_fake_job`, so they run the same in a
+thread or in a worker process; with a gateway, each job calls the LLM through the unix
+socket the gateway serves for it (an endpoint description, as the real jobs do).
 """
 
 from __future__ import annotations
@@ -10,12 +14,14 @@ from __future__ import annotations
 import hashlib
 import random
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand import ExpandResult
-from dgm.loop.meta_loop import JobFactory
+from dgm.jobs.llm_access import LLMAccess, chat
+from dgm.loop.job_factory import JobFactory
 from dgm.store import Evaluation, Run
 from dgm.strategies import TaskPlan
 
@@ -26,7 +32,51 @@ def _h(text: str) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest(), 16)
 
 
+@dataclass(frozen=True)
+class FakeJob:
+    kind: str
+    job_id: str
+    node: int
+    depth: int
+    code: str
+    log_dir: str
+    task: str | None = None
+    target_kind: str = ""
+    delay: tuple[float, float] = (0.0, 0.0)
+    crash: bool = False
+    llm: LLMAccess | None = None
+
+    @property
+    def id(self) -> str:
+        return self.job_id
+
+
+def run_fake_job(job: FakeJob) -> dict[str, Any]:
+    low, high = job.delay
+    if high:
+        time.sleep(random.Random(job.job_id).uniform(low, high))
+    if job.crash:
+        raise RuntimeError("docker engine went away")
+    assert (Path(job.code) / "agent.toml").is_file()  # the node's code was checked out
+    if job.llm is not None:
+        role = "solve" if job.kind == "eval" else "diagnose"
+        chat(job.llm, {"messages": [{"role": "user", "content": f"{role} {job.task}"}],
+                       "max_tokens": 50})  # fmt: skip
+    if job.kind == "eval":
+        return {"resolved": TASKS.index(job.task) < 2 + job.depth}
+    if _h(job.job_id) % 4 == 3:
+        return {"status": "empty_patch", "reason": "the agent changed nothing"}
+    name = f"gen_{job.job_id}.txt"
+    diff = (
+        f"diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n"
+        f"+++ b/{name}\n@@ -0,0 +1 @@\n+{job.job_id}\n"
+    )
+    return {"status": "ok", "diff": diff, "statement": f"improve {job.target_kind}"}
+
+
 class FakeJobs(JobFactory):
+    run_job = staticmethod(run_fake_job)
+
     def __init__(
         self,
         run: Run,
@@ -39,49 +89,49 @@ class FakeJobs(JobFactory):
         self.gateway = gateway
         self.crash_on = crash_on
         self.calls: list[tuple[str, Any]] = []
+        self._endpoints: dict[str, Any] = {}
 
     def task_plan(self) -> TaskPlan:
         return TaskPlan(TASKS)
 
-    def _sleep(self, key: str) -> None:
-        low, high = self.delay
-        if high:
-            time.sleep(random.Random(key).uniform(low, high))
-
     def run_budget_exhausted(self) -> bool:
         return self.gateway is not None and self.gateway.run_budget_exhausted()
 
-    def _llm(self, job_id: str, node: int, task: str | None, role: str) -> None:
+    def _job(self, kind: str, job_id: str, node: int, code: Path, log_dir: Path, **kw: Any):
+        job = FakeJob(kind, job_id, node, self.run.node(node).depth, str(code), str(log_dir),
+                      delay=self.delay, crash=self.crash_on == kind, **kw)  # fmt: skip
         if self.gateway is None:
-            return
-        from dgm.gateway import JobBinding
+            return job
+        from dgm.gateway import JobBinding, short_socket_path
 
-        request = {"messages": [{"role": "user", "content": f"{role} {task}"}], "max_tokens": 50}
-        self.gateway.complete(JobBinding("t", job_id, str(node), task, role), request)
-
-    def evaluate(self, job_id: str, node: int, code: Path, task: str, log_dir: Path) -> Evaluation:
-        self.calls.append(("eval", (node, task)))
-        if self.crash_on == "eval":
-            raise RuntimeError("docker engine went away")
-        self._sleep(job_id)
-        self._llm(job_id, node, task, "solve")
-        depth = self.run.node(node).depth
-        solved = TASKS.index(task) < 2 + depth
-        assert (code / "agent.toml").is_file()  # the node's code was checked out
-        return Evaluation(node_id=node, task_id=task, benchmark="fake", resolved=solved,
-                          job_id=job_id, log_dir=self.run.relative(log_dir))  # fmt: skip
-
-    def expand(
-        self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path
-    ) -> ExpandResult:
-        self.calls.append(("expand", (parent, target.kind)))
-        self._sleep(job_id)
-        self._llm(job_id, parent, None, "diagnose")
-        if job_id.endswith("-3"):
-            return ExpandResult("empty_patch", "do something", reason="the agent changed nothing")
-        name = f"gen_{job_id}.txt"
-        diff = (
-            f"diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n"
-            f"+++ b/{name}\n@@ -0,0 +1 @@\n+{job_id}\n"
+        role = "solve" if kind == "eval" else "diagnose"
+        binding = JobBinding("t", job_id, node, kw.get("task"), role)
+        endpoint = self.gateway.bind_job(
+            binding, socket_path=short_socket_path(job_id), container_socket_path=None
         )
-        return ExpandResult("ok", f"improve {target.kind}", diff)
+        self._endpoints[job_id] = endpoint
+        return replace(job, llm=LLMAccess.of(endpoint))
+
+    def eval_job(self, job_id: str, node: int, code: Path, task: str, log_dir: Path) -> FakeJob:
+        self.calls.append(("eval", (node, task)))
+        return self._job("eval", job_id, node, code, log_dir, task=task)
+
+    def expand_job(
+        self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path
+    ) -> FakeJob:
+        self.calls.append(("expand", (parent, target.kind)))
+        return self._job("expand", job_id, parent, code, log_dir, target_kind=target.kind)
+
+    def release(self, job: FakeJob) -> None:
+        endpoint = self._endpoints.pop(job.job_id, None)
+        if endpoint is not None:
+            self.gateway.unbind(endpoint)
+
+    def settle(self, job: FakeJob, result: dict[str, Any]) -> Any:
+        if job.kind == "eval":
+            return Evaluation(node_id=job.node, task_id=job.task, benchmark="fake",
+                              resolved=result["resolved"], job_id=job.job_id,
+                              log_dir=self.run.relative(Path(job.log_dir)))  # fmt: skip
+        if result["status"] != "ok":
+            return ExpandResult(result["status"], "do something", reason=result["reason"])
+        return ExpandResult("ok", result["statement"], result["diff"])

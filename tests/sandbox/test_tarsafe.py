@@ -51,12 +51,42 @@ def test_escaping_entries_are_refused(tmp_path: Path, members) -> None:
     assert not Path("/tmp/dgm-abs-escape.txt").exists()
 
 
-def test_safe_archives_extract_with_links_inside(tmp_path: Path) -> None:
+def test_links_and_special_files_are_refused_even_inside(tmp_path: Path) -> None:
+    for kind in ("symlink", "hardlink"):
+        with pytest.raises(SandboxError, match="unsafe entry 'a/c'"):
+            tarsafe.safe_extract(_tar(("file", "a/b.txt", "x"), (kind, "a/c", "b.txt")), tmp_path)
+    for kind in (tarfile.FIFOTYPE, tarfile.CHRTYPE, tarfile.BLKTYPE):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as tar:
+            info = tarfile.TarInfo("dev")
+            info.type = kind
+            tar.addfile(info)
+        buf.seek(0)
+        with pytest.raises(SandboxError, match="unsafe entry 'dev'"):
+            tarsafe.safe_extract(buf, tmp_path / "t")
+    assert not (tmp_path / "t" / "dev").exists()
+
+
+def test_plain_files_and_folders_extract(tmp_path: Path) -> None:
     names = tarsafe.safe_extract(
-        _tar(("file", "a/b.txt", "hello"), ("symlink", "a/c", "b.txt")), tmp_path
+        _tar(("file", "./a/b.txt", "hello"), ("file", "a/b.txt", "again")), tmp_path
     )
-    assert names == ["a/b.txt", "a/c"]
-    assert (tmp_path / "a" / "c").read_text() == "hello"
+    assert names == ["a/b.txt", "a/b.txt"]
+    assert (tmp_path / "a" / "b.txt").read_text() == "again"
+
+
+def test_a_link_already_in_the_target_is_never_written_through(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("host file")
+    target = tmp_path / "target"
+    (target / "d").mkdir(parents=True)
+    (target / "d" / "f").symlink_to(victim)
+    (target / "up").symlink_to(tmp_path)
+    tarsafe.safe_extract(_tar(("file", "d/f", "overwritten?")), target)
+    assert victim.read_text() == "host file" and (target / "d" / "f").read_text() == "overwritten?"
+    with pytest.raises(SandboxError, match="not a plain folder"):
+        tarsafe.safe_extract(_tar(("file", "up/victim.txt", "x")), target)
+    assert victim.read_text() == "host file"
 
 
 def test_size_cap_stops_a_tar_bomb(tmp_path: Path) -> None:

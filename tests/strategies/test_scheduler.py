@@ -11,7 +11,7 @@ from dgm.loop.executors import (
     JobCrashed,
     LocalExecutor,
 )
-from dgm.loop.scheduler import Limits, Scheduler
+from dgm.loop.scheduler import Scheduler, SearchBudget
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import World
 from dgm.simulate.presets import PRESETS
@@ -42,7 +42,7 @@ class WatchedExecutor(SimulatedExecutor):
         return super().next_completion()
 
 
-def simulated(strategy: Strategy, workers: int, limits: Limits, seed: int = 0):
+def simulated(strategy: Strategy, workers: int, limits: SearchBudget, seed: int = 0):
     world = World(PRESETS["mismatch"], seed)
     state = SearchState(world.plan())
     executor = WatchedExecutor(world, seed)
@@ -52,7 +52,7 @@ def simulated(strategy: Strategy, workers: int, limits: Limits, seed: int = 0):
 
 def test_hgm_keeps_every_worker_busy_until_the_budget_stops_it():
     scheduler, _, executor = simulated(
-        HGMStrategy(np.random.default_rng(0)), 6, Limits(max_evals=300, expansion_cost=1)
+        HGMStrategy(np.random.default_rng(0)), 6, SearchBudget(max_evals=300, expansion_cost=1)
     )
     summary = scheduler.run()
     assert summary.stop_reason == "evaluation budget reached"
@@ -76,7 +76,7 @@ def test_dgm_never_starts_a_generation_while_the_last_one_runs():
         return action
 
     strategy.next_action = spy
-    scheduler, state, _ = simulated(strategy, 8, Limits(max_evals=400, expansion_cost=1))
+    scheduler, state, _ = simulated(strategy, 8, SearchBudget(max_evals=400, expansion_cost=1))
     scheduler.run()
     assert len(starts) > 5
     assert all(running == 0 for _, running in starts)
@@ -86,7 +86,9 @@ def test_dgm_never_starts_a_generation_while_the_last_one_runs():
 @pytest.mark.parametrize("workers", [1, 3, 8])
 def test_budget_is_never_exceeded_counting_jobs_in_flight(workers):
     strategy = HGMStrategy(np.random.default_rng(workers))
-    scheduler, state, _ = simulated(strategy, workers, Limits(max_evals=101, expansion_cost=2.5))
+    scheduler, state, _ = simulated(
+        strategy, workers, SearchBudget(max_evals=101, expansion_cost=2.5)
+    )
     scheduler.run()
     spent = state.total_evals + 2.5 * (state.size - 1 + state.total_failed_expansions)
     assert spent == scheduler.spent <= 101
@@ -95,7 +97,7 @@ def test_budget_is_never_exceeded_counting_jobs_in_flight(workers):
 
 def test_node_limit_and_external_stop():
     scheduler, state, _ = simulated(
-        GreedyStrategy(np.random.default_rng(0)), 4, Limits(max_nodes=5)
+        GreedyStrategy(np.random.default_rng(0)), 4, SearchBudget(max_nodes=5)
     )
     assert scheduler.run().stop_reason == "node limit reached"
     assert state.size <= 5
@@ -132,7 +134,7 @@ def test_completion_hook_sees_each_result_already_in_the_state():
     state = SearchState(world.plan())
     executor = SimulatedExecutor(world, np.random.default_rng(0))
     strategy = HGMStrategy(np.random.default_rng(0))
-    Scheduler(strategy, state, executor, 4, Limits(max_evals=60), on_complete=hook).run()
+    Scheduler(strategy, state, executor, 4, SearchBudget(max_evals=60), on_complete=hook).run()
     assert len(seen) == state.total_evals and all(seen)
 
 
@@ -163,7 +165,7 @@ def test_local_executor_runs_real_thread_jobs_and_contains_crashes():
             state,
             executor,
             3,
-            Limits(max_nodes=6),
+            SearchBudget(max_nodes=6),
             make_job=make_job,
         ).run()
     assert summary.stop_reason == "node limit reached"

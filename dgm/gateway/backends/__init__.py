@@ -20,6 +20,7 @@ from pathlib import Path
 from dgm.errors import ConfigError
 from dgm.gateway.backends.base import Backend, BackendResult, CallContext
 from dgm.gateway.backends.scripted import register_script, registered_scripts
+from dgm.key_redaction import KEY_VARIABLES
 
 __all__ = [
     "Backend",
@@ -33,7 +34,6 @@ __all__ = [
 ]
 
 PROVIDERS = ("anthropic", "openai", "openai-compatible", "scripted", "replay")
-KEY_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_COMPATIBLE_API_KEY")
 
 
 def provider_of(model: str) -> tuple[str, str]:

@@ -1,0 +1,156 @@
+"""Actions become jobs: ids hashed from their inputs, a row in the store's job ledger before
+each starts, the node's code checked out once, and the `Work` an executor runs.
+
+Job id = hash of its inputs, readable prefix first. An expansion's inputs are the parent,
+its ordinal (how many expansions of that parent the search state has seen) and the
+improvement target, so a re-run after a crash is the same job; jobs in flight when a
+process died are submitted again under their own ids (see resume.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dgm.errors import DgmError
+from dgm.jobs.diagnose import ImprovementTarget, choose_target
+from dgm.loop.executors import Outcome, Work
+from dgm.loop.job_factory import JobFactory
+from dgm.loop.recording import Recorder
+from dgm.store import Run
+from dgm.strategies import Evaluate, Expand, SearchState
+
+
+def eval_job_id(node: str | int, task: str) -> str:
+    digest = hashlib.sha256(json.dumps([str(node), task]).encode()).hexdigest()[:10]
+    return f"eval-{node}-{digest}"
+
+
+def expand_job_id(parent: str | int, ordinal: int, target: dict[str, Any]) -> str:
+    inputs = json.dumps([str(parent), ordinal, target], sort_keys=True)
+    return f"expand-{parent}-{hashlib.sha256(inputs.encode()).hexdigest()[:10]}"
+
+
+@dataclass(frozen=True)
+class Unbuildable:
+    """The payload of a job that could not even be built (checkout failed, ...)."""
+
+    error: str
+
+
+def _fail(payload: Unbuildable) -> None:
+    raise DgmError(payload.error)
+
+
+class ActionJobs:
+    def __init__(self, run: Run, factory: JobFactory, recorder: Recorder) -> None:
+        self.run = run
+        self.factory = factory
+        self.recorder = recorder
+        self.state: SearchState | None = None
+        self._resume_ids: dict[Any, list[str]] = {}
+        self._checkout_lock = threading.Lock()
+
+    def resume(self, action: Expand | Evaluate, job_id: str) -> None:
+        """Let the next job for `action` reuse `job_id` (it was in flight at a crash)."""
+        self._resume_ids.setdefault(action, []).append(job_id)
+
+    def make(self, action: Expand | Evaluate) -> Work:
+        run, factory = self.run, self.factory
+        resumed = self._resume_ids.get(action)
+        if isinstance(action, Evaluate):
+            job_id = resumed.pop(0) if resumed else eval_job_id(action.node, action.task)
+            run.queue_job(job_id, "eval", {"node": action.node, "task": action.task})
+            run.start_job(job_id)
+            try:
+                log_dir = run.log_dir("eval", job_id)
+                code = self.node_code(action.node)
+                job = factory.eval_job(job_id, int(action.node), code, action.task, log_dir)
+            except Exception as exc:  # the harness broke, not the agent
+                return self._broken(job_id, exc)
+            return Work(factory.run_job, job, lambda r, e: self._settle_eval(job_id, job, r, e))
+        if resumed:
+            job_id = resumed.pop(0)
+            inputs = run.job(job_id).inputs
+        else:
+            ordinal = self._ordinal(action.parent)
+            target = self._choose_target(action.parent, ordinal)
+            job_id = expand_job_id(action.parent, ordinal, target.to_dict())
+            inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict()}
+        run.queue_job(job_id, "expand", inputs)
+        run.start_job(job_id)
+        target = ImprovementTarget(**inputs["target"])
+        parent = int(action.parent)
+        try:
+            log_dir = run.log_dir("expand", job_id)
+            code = self.node_code(action.parent)
+            job = factory.expand_job(job_id, parent, code, target, log_dir)
+        except Exception as exc:
+            return self._broken(job_id, exc)
+        where = run.relative(log_dir)
+
+        def settle(result: Any, error: BaseException | None) -> Outcome:
+            settled = self._settle(job, result, error)
+            if isinstance(settled, BaseException):
+                return self.recorder.crash(job_id, settled)
+            return self.recorder.expansion(job_id, parent, target, where, settled)
+
+        return Work(factory.run_job, job, settle)
+
+    def _settle_eval(self, job_id: str, job: Any, result: Any, error: Any) -> Outcome:
+        settled = self._settle(job, result, error)
+        if isinstance(settled, BaseException):
+            return self.recorder.crash(job_id, settled)
+        return self.recorder.evaluation(job_id, settled)
+
+    def _settle(self, job: Any, result: Any, error: BaseException | None) -> Any:
+        """The recordable result, or the exception that makes it a crash."""
+        try:
+            self.factory.release(job)
+            if error is not None:
+                return error
+            return self.factory.settle(job, result)
+        except Exception as exc:
+            return exc
+
+    def _broken(self, job_id: str, exc: Exception) -> Work:
+        message = str(exc) if isinstance(exc, DgmError) else f"{type(exc).__name__}: {exc}"
+        return Work(_fail, Unbuildable(message), lambda r, e: self.recorder.crash(job_id, e))
+
+    def _ordinal(self, parent: str) -> int:
+        """How many expansions of `parent` came before this one (this one is in flight)."""
+        assert self.state is not None
+        i = self.state.index(parent)
+        s = self.state
+        return int(s.child_count[i] + s.failed_expansions_of[i] + s.pending_expansions[i] - 1)
+
+    def _choose_target(self, parent: str, ordinal: int) -> ImprovementTarget:
+        config = self.run.config
+        # Keyed as the ids of earlier versions were, so the same run makes the same choices.
+        rng = random.Random(f"{config.seed}:expand-{parent}-{ordinal}")
+        sees_tests = config.expand.diagnosis_sees_tests
+        return choose_target(
+            self.run.evaluations(int(parent)),
+            self.run.path,
+            rng,
+            task_statement=self.factory.task_statement,
+            hidden_tests=self.factory.hidden_tests if sees_tests else None,
+            hidden_sources=self.factory.hidden_sources,  # for redaction
+        )
+
+    def node_code(self, node: str) -> Path:
+        """The node's codebase, checked out once per run into work/nodes/<id>."""
+        dest = self.run.path / "work" / "nodes" / str(node)
+        with self._checkout_lock:
+            if not (dest / ".complete").exists():
+                if dest.exists():
+                    shutil.rmtree(dest)
+                self.run.checkout(int(node), dest)
+                (dest / ".complete").touch()
+        return dest

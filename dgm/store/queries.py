@@ -1,0 +1,127 @@
+"""LLM usage, events, and the aggregate queries the loop, lineage and report read.
+
+Mixed into `Run`; the only SQL for them is here, so a schema change touches one file.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from dgm.store.db import Database
+
+
+class RunQueries:
+    """Mixed into `Run`: usage and events rows, and read-only aggregates."""
+
+    db: Database
+
+    def record_usage(self, record: Any) -> None:
+        """Persist one LLM call's usage (a gateway UsageRecord or a dict)."""
+        get = record.get if isinstance(record, dict) else lambda k, d=None: getattr(record, k, d)
+        node_id = get("node_id")
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO llm_usage(ts, job_id, node_id, task_id, role, model, input_tokens,"
+                " output_tokens, cached_tokens, cost_usd, latency_s, error)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    get("ts") or time.time(),
+                    get("job_id"),
+                    int(node_id) if node_id not in (None, "") else None,
+                    get("task_id"),
+                    get("role"),
+                    get("model"),
+                    get("input_tokens", 0) or 0,
+                    get("output_tokens", 0) or 0,
+                    get("cached_tokens", 0) or 0,
+                    get("cost_usd", 0.0) or 0.0,
+                    get("latency_s"),
+                    get("error"),
+                ),
+            )
+
+    def spend_usd(self) -> float:
+        return float(self.db.query("SELECT COALESCE(SUM(cost_usd),0) FROM llm_usage")[0][0])
+
+    def usage_by(self, column: str) -> dict[Any, dict[str, float]]:
+        """Tokens and dollars grouped by `role`, `node_id`, `job_id` or `model`."""
+        if column not in {"role", "node_id", "job_id", "model", "task_id"}:
+            raise ValueError(column)
+        rows = self.db.query(
+            f"SELECT {column} AS k, COUNT(*) AS calls, SUM(input_tokens) AS input_tokens,"
+            " SUM(output_tokens) AS output_tokens, SUM(cached_tokens) AS cached_tokens,"
+            f" SUM(cost_usd) AS cost_usd FROM llm_usage GROUP BY {column}"
+        )
+        return {r["k"]: {k: r[k] for k in r.keys() if k != "k"} for r in rows}
+
+    def event(self, kind: str, **data: Any) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO events(ts, kind, data) VALUES (?,?,?)",
+                (time.time(), kind, json.dumps(data, default=str)),
+            )
+
+    def events(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self.db.query("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
+        return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in reversed(rows)]
+
+    # -- aggregates for lineage and report -----------------------------------------------
+    def node_costs(self) -> dict[int, float]:
+        """LLM dollars attributed to each node."""
+        rows = self.db.query(
+            "SELECT node_id, SUM(cost_usd) AS cost FROM llm_usage "
+            "WHERE node_id IS NOT NULL GROUP BY node_id"
+        )
+        return {r["node_id"]: r["cost"] for r in rows}
+
+    def node_summaries(self) -> list[tuple[int, int | None, int, str, str, float]]:
+        """(id, parent, depth, status, origin, created_at) of every node, in id order:
+        the lineage's columns without decoding each node's metadata."""
+        rows = self.db.query(
+            "SELECT id, parent_id, depth, status, origin, created_at FROM nodes ORDER BY id"
+        )
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    def spend_series(self) -> list[tuple[float, float]]:
+        """(timestamp, dollars) of every LLM call, in time order."""
+        rows = self.db.query("SELECT ts, cost_usd FROM llm_usage ORDER BY ts")
+        return [(r["ts"], r["cost_usd"] or 0.0) for r in rows]
+
+    def evaluation_series(self) -> list[tuple[int, bool, float]]:
+        """(node, resolved, recorded at) of every evaluation, in recording order."""
+        rows = self.db.query("SELECT node_id, resolved, created_at FROM evaluations ORDER BY id")
+        return [(r["node_id"], bool(r["resolved"]), r["created_at"]) for r in rows]
+
+    def usual_eval_count(self) -> int:
+        """The most common number of evaluations per node (the first stage's size)."""
+        rows = self.db.query(
+            "SELECT total, COUNT(*) AS k FROM (SELECT COUNT(*) AS total FROM evaluations"
+            " GROUP BY node_id) GROUP BY total ORDER BY k DESC, total ASC LIMIT 1"
+        )
+        return rows[0]["total"] if rows else 1
+
+    def usage_by_node_and_role(self) -> dict[int, dict[str, list[float]]]:
+        """{node: {role: [calls, input tokens, output tokens, dollars]}}."""
+        rows = self.db.query(
+            "SELECT node_id, role, COUNT(*) AS calls, SUM(input_tokens) AS i,"
+            " SUM(output_tokens) AS o, SUM(cost_usd) AS c FROM llm_usage"
+            " WHERE node_id IS NOT NULL GROUP BY node_id, role"
+        )
+        usage: dict[int, dict[str, list[float]]] = {}
+        for r in rows:
+            usage.setdefault(r["node_id"], {})[str(r["role"] or "unknown")] = [
+                r["calls"], r["i"] or 0, r["o"] or 0, round(r["c"] or 0.0, 4),
+            ]  # fmt: skip
+        return usage
+
+    def models_used(self, node_ids: list[int]) -> list[dict[str, Any]]:
+        """Calls per (role, model) made for the given nodes."""
+        marks = ",".join("?" for _ in node_ids)
+        rows = self.db.query(
+            f"SELECT role, model, COUNT(*) AS calls FROM llm_usage WHERE node_id IN ({marks})"
+            " GROUP BY role, model ORDER BY role, model",
+            tuple(int(n) for n in node_ids),
+        )
+        return [dict(r) for r in rows]
