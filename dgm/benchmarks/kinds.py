@@ -46,6 +46,6 @@ def judge(
         from dgm.benchmarks.judge import judge_polyglot
 
         return judge_polyglot(task, patch, limits, backend, labels)
-    from dgm.benchmarks.swebench import judge_swebench
+    from dgm.benchmarks.swe_judge import judge_swebench
 
     return judge_swebench(task, patch, limits, backend, labels)

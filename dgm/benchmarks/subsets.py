@@ -1,6 +1,7 @@
 """Subsets: which task ids a `--subset` names.
 
-small | medium   the DGM papers' id lists, copied into eval/subsets/
+small | medium   the DGM papers' id lists, copied into eval/subsets/ (for a SWE-bench
+                 instances folder: eval/subsets/swe_offline_*.json; also ci, dry-run)
 full             every task
 <language>       every task of one language (python, go, rust, cpp, java, javascript)
 ID[,ID...]       the named tasks
@@ -24,6 +25,11 @@ _LISTS = {
     ("swebench", "small"): "swe_bench_small.json",
     ("swebench", "medium"): "swe_bench_medium.json",
     ("swebench", "big"): "swe_bench_big.json",
+    # Real instances that run offline (a folder like ../shared/swe-bench): its own lists.
+    ("swebench-offline", "small"): "swe_offline_small.json",
+    ("swebench-offline", "medium"): "swe_offline_medium.json",
+    ("swebench-offline", "ci"): "swe_ci.txt",
+    ("swebench-offline", "dry-run"): "swe_dry_run.txt",
 }
 
 

@@ -8,24 +8,28 @@ into its own /work, applies the patch, and runs the instance's eval script there
 The log is graded by swebench's `get_logs_eval`, `get_eval_tests_report` and
 `get_resolution_status`, exactly as `swebench.harness` grades it.
 
-Sources: `swebench` alone is dgm's own suite (eval/swe-dgm-suite); `swebench:FILE` a
-JSON or JSONL file of instances; `swebench:NAME` a Hugging Face dataset (needs network).
+Sources: `swebench` alone is dgm's own suite (eval/swe-dgm-suite); a folder laid out
+like ../shared/swe-bench (instances.jsonl, repos/, offline_env.json: images built by
+`dgm sandbox build swebench --data DIR`); `swebench:FILE` a JSON or JSONL file of
+instances; `swebench:NAME` a Hugging Face dataset (needs network). The judge is
+`swe_judge`.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import tempfile
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from dgm.benchmarks import subsets, suite_image
-from dgm.benchmarks.judge import readable_by_sandbox
-from dgm.benchmarks.task import Task, Verdict
+from dgm.benchmarks.swe_data import SweData, is_data_dir
+from dgm.benchmarks.swe_judge import make_spec
+from dgm.benchmarks.task import Task
 from dgm.errors import DgmError, NotFoundError
-from dgm.sandbox import Limits, Mount, SandboxSpec, run_command
+
+__all__ = ["SweBenchmark", "make_spec", "read_instances"]
 
 NAME = "swebench"
 REPO_DIR = "/testbed"
@@ -33,16 +37,12 @@ REQUIRED = (
     "instance_id", "repo", "base_commit", "problem_statement", "patch", "test_patch",
     "FAIL_TO_PASS", "PASS_TO_PASS", "image", "eval_script", "log_parser",
 )  # fmt: skip
-_APPLY_FAILED = ">>>>> Patch Apply Failed"
-# The patch is applied the way swebench.harness applies it: the first that works.
-_APPLY = (
-    "git apply --verbose /stage/patch.diff || git apply --verbose --3way /stage/patch.diff"
-    " || patch --batch --forward --fuzz=5 -p1 -i /stage/patch.diff"
-)
 
 
 def read_instances(source: str) -> list[dict[str, Any]]:
     path = Path(source)
+    if is_data_dir(path):
+        return list(SweData(path).instances.values())
     if path.suffix in (".json", ".jsonl") or path.exists():
         if not path.is_file():
             raise NotFoundError(f"SWE-bench instance file {path} does not exist", "check the path")
@@ -108,15 +108,24 @@ class SweBenchmark:
                 f"unknown SWE-bench instance {task_id!r} in {self.source}",
                 f"did you mean {near[0]}?" if near else "see `dgm bench list swebench`",
             )
-        return make_task(instance, self.source, self.time_limit_s)
+        image = suite_image.image_for(str(instance["image"]))
+        if is_data_dir(self.source):
+            from dgm.benchmarks import swebench_images
+
+            image = swebench_images.image_for(self._data, task_id)
+        return make_task(instance, image, self.source, self.time_limit_s)
+
+    @cached_property
+    def _data(self) -> SweData:
+        return SweData(self.source)
 
     def tasks(self, subset: str) -> list[Task]:
-        ids = subsets.resolve(subset, NAME, self.task_ids(), self.languages())
+        kind = "swebench-offline" if is_data_dir(self.source) else NAME
+        ids = subsets.resolve(subset, kind, self.task_ids(), self.languages())
         return [self.task(i) for i in ids]
 
 
-def make_task(instance: dict[str, Any], source: str, time_limit_s: int) -> Task:
-    image = suite_image.image_for(str(instance["image"]))
+def make_task(instance: dict[str, Any], image: str, source: str, time_limit_s: int) -> Task:
     return Task(
         id=instance["instance_id"],
         benchmark=NAME,
@@ -131,82 +140,4 @@ def make_task(instance: dict[str, Any], source: str, time_limit_s: int) -> Task:
         base_commit=instance["base_commit"],
         meta={k: instance[k] for k in (*REQUIRED, "version") if k in instance}
         | {"eval_type": instance.get("eval_type") or "pass_and_fail"},
-    )
-
-
-def make_spec(task: Task) -> Any:
-    """swebench's TestSpec for a task (its eval script records the test exit code)."""
-    from swebench.harness.utils import make_test_spec
-
-    meta = task.meta
-    return make_test_spec({**meta, "image": task.image, "version": meta.get("version", "")})
-
-
-def judge_swebench(
-    task: Task, patch: str, limits: Limits, backend: str = "docker",
-    labels: dict[str, str] | None = None,
-) -> tuple[Verdict, str]:  # fmt: skip
-    spec = make_spec(task)
-    with tempfile.TemporaryDirectory(prefix="dgm-judge-") as tmp:
-        stage = Path(tmp)
-        (stage / "patch.diff").write_text(patch)
-        (stage / "eval.sh").write_text(spec.eval_script.replace(REPO_DIR, "/work"))
-        script = (
-            f"cp -a {REPO_DIR}/. /work/ && cd /work || exit 90\n"
-            + (f"{{ {_APPLY}; }} || {{ echo '{_APPLY_FAILED}'; exit 1; }}\n" if patch else "")
-            + "echo '>>>>> Applied Patch'\n/bin/bash /stage/eval.sh\n"
-        )  # fmt: skip
-        (stage / "judge.sh").write_text(script)
-        readable_by_sandbox(stage)
-        sandbox = SandboxSpec(
-            image=task.judge_image,
-            mounts=(Mount(stage, "/stage", read_only=True),),
-            limits=limits,
-            labels=labels or {},
-        )
-        result = run_command(sandbox, ["/bin/bash", "/stage/judge.sh"], task.time_limit_s, backend)
-        log = result.output
-        if result.timed_out:
-            log += "\n>>>>> Tests Timed Out\n"
-        log_path = stage / "test_output.txt"
-        log_path.write_text(log)
-        verdict = grade(task, spec, log_path)
-    error = verdict.error
-    if result.timed_out:
-        error = f"the eval script was killed at the {task.time_limit_s} s limit"
-    return (
-        Verdict(
-            resolved=verdict.resolved and not result.timed_out,
-            tests=verdict.tests,
-            exit_code=result.exit_code,
-            timed_out=result.timed_out,
-            error=error,
-            seconds=result.duration_s,
-            test_seconds=result.duration_s,
-            details=verdict.details,
-        ),
-        log,
-    )
-
-
-def grade(task: Task, spec: Any, log_path: Path) -> Verdict:
-    """swebench's grading of a test log: status map, F2P/P2P report, resolution."""
-    from swebench.harness.constants import ResolvedStatus
-    from swebench.harness.grading import (
-        EvalType,
-        get_eval_tests_report,
-        get_logs_eval,
-        get_resolution_status,
-    )
-
-    status_map, found = get_logs_eval(spec, str(log_path))
-    if not found:
-        return Verdict(False, error="no test results in the log (see test_output.txt)")
-    gold = {"FAIL_TO_PASS": spec.FAIL_TO_PASS, "PASS_TO_PASS": spec.PASS_TO_PASS}
-    report = get_eval_tests_report(status_map, gold, eval_type=EvalType(spec.eval_type))
-    status = get_resolution_status(report)
-    return Verdict(
-        resolved=status == ResolvedStatus.FULL.value,
-        tests=dict(status_map),
-        details={"resolution": status, "report": report},
     )

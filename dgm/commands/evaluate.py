@@ -26,7 +26,12 @@ def register(app: typer.Typer) -> None:
 def eval_command(
     agent: Annotated[str, typer.Argument(help="Agent folder, RUN_DIR:NODE, oracle or null.")],
     benchmark: Annotated[
-        str, typer.Option("--benchmark", "-b", help="polyglot, swebench or swebench:FILE")
+        str,
+        typer.Option(
+            "--benchmark",
+            "-b",
+            help="polyglot, swebench, swebench:FILE, or several: polyglot,swebench",
+        ),
     ] = "polyglot",
     data: Annotated[str | None, typer.Option(help="Benchmark checkout or data file.")] = None,
     subset: Annotated[
@@ -86,6 +91,9 @@ def eval_command(
     summary = Summary.of(outcomes)
     for language, score in summary.by_language.items():
         console.print(f"{language:<12} {score.passed}/{score.total}")
+    if len(summary.by_benchmark) > 1:
+        for name, score in summary.by_benchmark.items():
+            console.print(f"{name:<12} {score.passed}/{score.total}")
     console.print(f"[bold]{'total':<12} {summary.total.passed}/{summary.total.total}[/bold]")
     errors = [o for o in outcomes if o.error]
     if errors:
@@ -148,7 +156,9 @@ def fetch(
 
 @bench_app.command("list")
 def list_tasks(
-    benchmark: Annotated[str, typer.Argument(help="polyglot, swebench or swebench:FILE")],
+    benchmark: Annotated[
+        str, typer.Argument(help="polyglot, swebench[:FILE], or several: polyglot,swebench")
+    ],
     subset: Annotated[str, typer.Option(help="small, medium, full, a language, @file")] = "full",
     data: Annotated[str | None, typer.Option(help="Benchmark checkout or data file.")] = None,
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,15 +21,41 @@ def register(app: typer.Typer) -> None:
 @sandbox_app.command()
 def build(
     names: Annotated[
-        list[str] | None, typer.Argument(help="Images to build (default: runtime polyglot).")
+        list[str] | None,
+        typer.Argument(help="Images to build (default: runtime polyglot), or swebench."),
     ] = None,
     force: Annotated[bool, typer.Option(help="Rebuild even if the tag exists.")] = False,
+    data: Annotated[
+        str | None, typer.Option(help="swebench: the instances folder (instances.jsonl, repos/).")
+    ] = None,
+    ids: Annotated[
+        str | None, typer.Option(help="swebench: instance ids (ID,ID or @FILE; default all).")
+    ] = None,
 ) -> None:
     """Build sandbox images offline from Debian packages (reused when unchanged)."""
     from dgm.sandbox import images
 
     for name in names or ["runtime", "polyglot"]:
-        typer.echo(images.build(name, log=typer.echo, force=force))
+        if name == "swebench":
+            _build_swebench(data, ids, force)
+        else:
+            typer.echo(images.build(name, log=typer.echo, force=force))
+
+
+def _build_swebench(data: str | None, ids: str | None, force: bool) -> None:
+    from dgm.benchmarks import swebench_images
+    from dgm.benchmarks.subsets import read_id_file
+    from dgm.benchmarks.swe_data import SweData
+    from dgm.errors import DgmError
+
+    if data is None:
+        raise DgmError("`dgm sandbox build swebench` needs --data", "give --data DIR (instances)")
+    wanted = None
+    if ids:
+        wanted = read_id_file(Path(ids[1:])) if ids.startswith("@") else ids.split(",")
+    built = swebench_images.build(SweData(data), wanted, log=typer.echo, force=force)
+    for iid, tag in built.items():
+        typer.echo(f"{iid}\t{tag}")
 
 
 @sandbox_app.command()

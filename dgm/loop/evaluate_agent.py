@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +129,7 @@ def failed_outcome(job: EvalJob, error: str) -> EvalOutcome:
 class Summary:
     by_language: dict[str, Score]
     total: Score
+    by_benchmark: dict[str, Score] = field(default_factory=dict)
 
     @classmethod
     def of(cls, outcomes: list[EvalOutcome]) -> Summary:
@@ -139,7 +140,12 @@ class Summary:
             passed_total[1] += 1
         by_language = {k: Score(*v) for k, v in sorted(counts.items())}
         passed = sum(s.passed for s in by_language.values())
-        return cls(by_language, Score(passed, len(outcomes)))
+        benchmarks: dict[str, list[int]] = {}
+        for o in outcomes:
+            benchmarks.setdefault(o.benchmark, [0, 0])[0] += o.resolved
+            benchmarks[o.benchmark][1] += 1
+        by_benchmark = {k: Score(*v) for k, v in sorted(benchmarks.items())}
+        return cls(by_language, Score(passed, len(outcomes)), by_benchmark)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -147,6 +153,9 @@ class Summary:
                 k: {"passed": s.passed, "total": s.total} for k, s in self.by_language.items()
             },
             "total": {"passed": self.total.passed, "total": self.total.total},
+            "by_benchmark": {
+                k: {"passed": s.passed, "total": s.total} for k, s in self.by_benchmark.items()
+            },
         }
 
 

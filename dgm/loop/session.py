@@ -38,12 +38,13 @@ def new_run_config(
         name = run_dir.name
     overrides = {"name": name, **overrides}
     if dry_run:
-        from dgm.scripted.dry_run import DRY_RUN_SUBSET, SCRIPT_NAME
+        from dgm.scripted.dry_run import DRY_RUN_SUBSETS, SCRIPT_NAME
 
         overrides["llm.model"] = f"scripted/{SCRIPT_NAME}"
         overrides["llm.diagnose_model"] = f"scripted/{SCRIPT_NAME}"
         if not subset_given and not config_given:
-            overrides["benchmark.subset"] = DRY_RUN_SUBSET
+            bench = str(overrides.get("benchmark.name") or base.benchmark.name)
+            overrides["benchmark.subset"] = DRY_RUN_SUBSETS.get(bench)
         limits = ("limits.max_evals", "limits.max_nodes", "limits.budget_usd", "limits.max_hours")
         if not any(overrides.get(k) for k in limits) and not base.limits.max_evals:
             overrides["limits.max_evals"] = DRY_RUN_MAX_EVALS

@@ -107,7 +107,7 @@ def container_config(spec: SandboxSpec, image: str, command: list[str], user: st
         pids_limit=limits.pids,
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],
-        read_only=True,
+        read_only=not spec.writable_root,
         tmpfs=tmpfs,
         mounts=mounts,
         init=True,

@@ -104,6 +104,9 @@ class SandboxSpec:
     network: bool = False
     writable_dirs: tuple[str, ...] = ("/tmp", "/home/agent")
     """Scratch directories besides `workdir`, each a size-capped tmpfs."""
+    writable_root: bool = False
+    """Let the container write its own root file system (a throwaway layer). Only for
+    judges whose trusted script must install into the image (SWE-bench's eval scripts)."""
 
     def __post_init__(self) -> None:
         bad = [k for k in self.env if _SECRET_NAME.search(k) and k not in _ALLOWED_SECRET_LOOKING]

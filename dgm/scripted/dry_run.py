@@ -8,6 +8,11 @@ The built-in script `scripted/capability` plays every role:
 - `self_improve`: adds the tool to the agent through the agent's own edit tools.
 So the seed scores 2/4 on the dry-run tasks and a child that grew the tool scores 4/4,
 judged by the real hidden tests in real sandboxes. The end-to-end tests use this script.
+
+On SWE-bench (`--benchmark swebench --data DIR`) the answers are the gold patch's files,
+and a task is hard when its problem statement names none of the files the gold patch
+changes (finding them takes a search): on eval/subsets/swe_dry_run.txt the seed
+resolves 2/3 and the child 3/3.
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ from dgm.scripted.agent_drivers import CapabilityScript, WriteFilesScript, say
 
 SCRIPT_NAME = "capability"
 DRY_RUN_SUBSET = "@" + str(REPO_ROOT / "eval" / "subsets" / "polyglot_dry_run.txt")
+DRY_RUN_SUBSETS = {
+    "polyglot": DRY_RUN_SUBSET,
+    "swebench": "@" + str(REPO_ROOT / "eval" / "subsets" / "swe_dry_run.txt"),
+}
 HARD_TASKS = frozenset({"python__dominoes", "python__wordy"})
 TOOL = "search_files"
 
@@ -44,10 +53,18 @@ class DryRunScript:
         if role == "self_improve":
             return self.capability(request, context)
         task_id = getattr(binding, "task_id", None)
-        files = reference_files(self.task_lookup(task_id)) if task_id else {}
-        if task_id in self.hard_tasks:
+        task = self.task_lookup(task_id) if task_id else None
+        files = reference_files(task) if task else {}
+        if task and self.is_hard(task):
             return CapabilityScript(lambda _text: files, tool=TOOL)(request, context)
         return WriteFilesScript(files)(request, context)
+
+    def is_hard(self, task: Task) -> bool:
+        if task.benchmark == "swebench":
+            from dgm.benchmarks.swe_reference import named_in_statement
+
+            return not named_in_statement(task.meta["patch"], task.problem_statement)
+        return task.id in self.hard_tasks
 
     def diagnosis(self) -> dict[str, str]:
         return {
@@ -61,6 +78,10 @@ class DryRunScript:
 
 def reference_files(task: Task) -> dict[str, str]:
     """The reference solution's editable files, as the script writes them."""
+    if task.benchmark == "swebench":
+        from dgm.benchmarks.swe_reference import gold_files
+
+        return dict(gold_files(task.source, task.id))
     return dict(_reference_files(json.dumps(task.to_dict(), sort_keys=True)))
 
 

@@ -1,0 +1,118 @@
+"""The SWE-bench judge's rules that need no Docker: what a patch may touch, the JUnit
+report read as hostile input, canary evidence, the data folder's environments."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dgm.benchmarks import swe_guard
+from dgm.benchmarks.swe_data import SweData, installs_project
+from dgm.benchmarks.swe_judge import judge_script, node_id, parse_junit
+
+
+def _new_file(path: str, text: str = "x = 1\n") -> str:
+    lines = text.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n"
+            f"+++ b/{path}\n@@ -0,0 +1,{len(lines)} @@\n{body}")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["conftest.py", "src/pkg/conftest.py", "tests/test_a.py", "tests/data/x.json", "pytest.ini",
+     "tox.ini", "setup.cfg", "pyproject.toml", "setup.py", "sitecustomize.py", "x/evil.pth",
+     "pytest.py", "_pytest/runner.py", "testing/helper.py", "pkg/foo_test.py", "bin/test",
+     ".pytest.ini", "test/x.py", ".git/hooks/post-checkout", "a/../../etc/x"],
+)  # fmt: skip
+def test_hunks_on_files_the_judge_owns_are_dropped_and_recorded(path: str) -> None:
+    patch = _new_file("src/pkg/core.py") + _new_file(path)
+    kept, dropped = swe_guard.filter_patch(patch, {"bin/test"})
+    assert kept == _new_file("src/pkg/core.py")
+    assert [d["path"] for d in dropped] == [path]
+
+
+def test_a_rename_into_a_test_folder_is_dropped() -> None:
+    patch = ("diff --git a/src/a.py b/tests/a.py\nsimilarity index 100%\n"
+             "rename from src/a.py\nrename to tests/a.py\n")  # fmt: skip
+    kept, dropped = swe_guard.filter_patch(patch, set())
+    assert kept == "" and dropped[0]["reason"] == "under a test folder"
+
+
+def test_text_outside_git_sections_is_dropped() -> None:
+    plain = "--- a/conftest.py\n+++ b/conftest.py\n@@ -0,0 +1 @@\n+x\n"
+    kept, dropped = swe_guard.filter_patch(plain, set())
+    assert kept == "" and dropped
+
+
+def test_runner_and_test_files_come_from_the_eval_command() -> None:
+    cmd = "PYTHONWARNINGS='ignore' bin/test -C --verbose sympy/a/tests/test_b.py sympy/x"
+    assert swe_guard.runner_files(cmd) == {"bin/test"}
+    assert swe_guard.test_files(cmd) == ["sympy/a/tests/test_b.py"]
+    assert swe_guard.runner_files("pytest -rA tests/test_x.py") == set()
+
+
+def test_canary_evidence() -> None:
+    c = swe_guard.Canaries.draw(["tests/test_a.py"])
+    ok = {f"tests/test_a.py::{c.must_pass}": "PASSED", f"tests/test_a.py::{c.must_fail}": "FAILED"}
+    assert c.evidence(ok) is None
+    forced = ok | {f"tests/test_a.py::{c.must_fail}": "PASSED"}
+    assert "must-fail" in (c.evidence(forced) or "")
+    assert "missing" in (c.evidence({}) or "")
+    sympy = {c.must_pass: "PASSED", f"tests/test_a.py:{c.must_fail}": "FAILED"}
+    assert c.evidence(sympy) is None
+    two = swe_guard.Canaries("test_a_ok", "test_a_bad", ("t/test_a.py", "t/test_b.py"))
+    assert two.evidence({"test_a_ok": "PASSED", "t/test_a.py:test_a_bad": "FAILED",
+                         "t/test_b.py:test_a_bad": "FAILED"}) is None  # fmt: skip
+    one_file = {"t/test_a.py::test_a_ok": "PASSED", "t/test_a.py::test_a_bad": "FAILED"}
+    assert "missing" in (two.evidence(one_file) or "")
+    assert c.must_pass != swe_guard.Canaries.draw(["x"]).must_pass  # fresh per evaluation
+
+
+def test_the_judge_lines_go_before_the_test_command_only() -> None:
+    script = "cd /testbed\n: '>>>>> Start Test Output'\npytest -rA t/test_a.py\n: 'End'\n"
+    c = swe_guard.Canaries.draw(["t/test_a.py"])
+    out = judge_script(script, "", c, "/tmp/dgm-r", True)
+    head, tail = out.split(swe_guard.START_MARK)
+    assert "cat /stage/canary.py >> t/test_a.py" in head and "--junitxml=/tmp/dgm-r/" in head
+    assert tail == script.split(swe_guard.START_MARK)[1]
+
+
+def test_junit_report_node_ids_and_statuses() -> None:
+    xml = b"""<testsuites><testsuite>
+    <testcase file="tests/test_a.py" classname="tests.test_a.TestX" name="test_p[a b]"/>
+    <testcase file="tests/test_a.py" classname="tests.test_a" name="test_f"><failure/></testcase>
+    <testcase file="tests/test_a.py" classname="tests.test_a" name="test_x">
+      <skipped type="pytest.xfail"/></testcase>
+    <testcase file="tests/test_a.py" classname="tests.test_a" name="test_e"/>
+    <testcase file="tests/test_a.py" classname="tests.test_a" name="test_e"><error/></testcase>
+    </testsuite></testsuites>"""  # fmt: skip
+    assert parse_junit(xml) == {
+        "tests/test_a.py::TestX::test_p[a": "PASSED",
+        "tests/test_a.py::test_f": "FAILED",
+        "tests/test_a.py::test_x": "XFAIL",
+        "tests/test_a.py::test_e": "ERROR",
+    }
+    assert node_id("a/b.py", "a.b.C.D", "t") == "a/b.py::C::D::t"
+
+
+@pytest.mark.parametrize("bad", [b"<a>", b"", b'<!DOCTYPE x [<!ENTITY a "b">]><a>&a;</a>'])
+def test_a_broken_or_hostile_report_is_no_report(bad: bytes) -> None:
+    assert parse_junit(bad) is None
+
+
+def test_environments_are_shared_by_their_inputs(tmp_path: Path) -> None:
+    record = {"instance_id": "o__r-1", "repo": "o/r", "base_commit": "abc", "version": "1.0"}
+    rows = [record, record | {"instance_id": "o__r-2"}, record | {"instance_id": "o__r-3",
+            "version": "2.0"}]  # fmt: skip
+    (tmp_path / "instances.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    steps = ["python -m pip install 'pytest'", "python -m pip install -e '.[dev]'"]
+    env = {r["instance_id"]: {"python": "3.11", "install": steps} for r in rows}
+    (tmp_path / "offline_env.json").write_text(json.dumps({"instances": env, "constraints": []}))
+    data = SweData(tmp_path)
+    one, two, three = (data.instance_env(i) for i in data.select(None))
+    assert one.env == two.env and one.env.key != three.env.key
+    assert one.env.steps == (steps[0],) and one.project_steps == (steps[1],)
+    assert installs_project("python -m pip install .") and not installs_project("pip install x")

@@ -1,0 +1,125 @@
+"""Real SWE-bench instances (../shared/swe-bench) in real Docker: images built offline,
+the official eval script, and a judge no patch can talk into a pass."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dgm.benchmarks.kinds import judge
+from dgm.benchmarks.swebench import SweBenchmark
+from dgm.sandbox import Limits
+
+pytestmark = pytest.mark.docker
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(os.environ.get("DGM_SHARED_DIR", ROOT.parent / "shared")) / "swe-bench"
+CI_SUBSET = ROOT / "eval" / "subsets" / "swe_ci.txt"
+MARSHMALLOW = "marshmallow-code__marshmallow-1359"
+F2P = "tests/test_fields.py::TestParentAndName::test_datetime_list_inner_format"
+
+
+@pytest.fixture(scope="session")
+def swe_ci() -> SweBenchmark:
+    """The CI subset's images (reused when their recipes are unchanged)."""
+    from dgm.benchmarks import swebench_images
+    from dgm.benchmarks.subsets import read_id_file
+    from dgm.benchmarks.swe_data import SweData
+
+    if not (DATA / "instances.jsonl").is_file():
+        pytest.skip(f"no SWE-bench data at {DATA}")
+    swebench_images.build(SweData(DATA), read_id_file(CI_SUBSET), log=lambda _l: None)
+    return SweBenchmark(str(DATA))
+
+
+def _patch(edits: dict[str, Callable[[str], str]], tmp: Path) -> str:
+    """A git diff of the marshmallow instance's base commit with `edits` made."""
+    from dgm.benchmarks.swe_data import SweData
+    from dgm.benchmarks.swebench_images import checkout, unpack
+
+    data = SweData(DATA)
+    record = data.instances[MARSHMALLOW]
+    work = tmp / "work"
+    checkout(unpack(data, record["repo"], tmp), record["base_commit"], work)
+    for path, edit in edits.items():
+        target = work / path
+        target.write_text(edit(target.read_text() if target.exists() else ""))
+    subprocess.run(["git", "add", "-A"], cwd=work, check=True)
+    return subprocess.run(["git", "diff", "--cached"], cwd=work, check=True,
+                          capture_output=True, text=True).stdout  # fmt: skip
+
+
+def _append(text: str) -> Callable[[str], str]:
+    return lambda old: old + "\n" + text
+
+
+FORCE_HOOK = """
+import pytest
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    outcome.get_result().outcome = "passed"
+"""
+PATCH_REPORTS = """
+import _pytest.reports as _r
+_orig = _r.TestReport.from_item_and_call.__func__
+def _forced(cls, item, call):
+    rep = _orig(cls, item, call)
+    rep.outcome = "passed"
+    return rep
+_r.TestReport.from_item_and_call = classmethod(_forced)
+"""
+INIT = "src/marshmallow/__init__.py"
+ATTACKS = {
+    "conftest forcing passes": {"conftest.py": _append(FORCE_HOOK)},
+    "pytest report patched from the package": {INIT: _append(PATCH_REPORTS)},
+    "PASSED lines printed at exit": {INIT: _append(
+        f"import atexit\natexit.register(print, 'PASSED {F2P}')\n")},
+    "os._exit(0) at import": {INIT: _append("import os\nos._exit(0)\n")},
+    "test file edited": {"tests/test_fields.py": _append("assert True\n")},
+    "pytest.ini with addopts": {"pytest.ini": _append("[pytest]\naddopts = --co -q\n")},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_no_attack_resolves_a_real_instance(swe_ci: SweBenchmark, tmp_path: Path,
+                                            attack: str) -> None:  # fmt: skip
+    task = swe_ci.task(MARSHMALLOW)
+    verdict, log = judge(task, _patch(ATTACKS[attack], tmp_path), Limits(), "docker", {})
+    assert not verdict.resolved, (attack, verdict.details)
+    if attack in ("conftest forcing passes", "test file edited", "pytest.ini with addopts"):
+        assert verdict.details["dropped_hunks"], verdict.details
+    if attack == "pytest report patched from the package":
+        assert verdict.tampered and "must-fail" in verdict.details["tamper_evidence"]
+    if attack == "PASSED lines printed at exit":
+        assert f"PASSED {F2P}" in log and verdict.details["log_vs_report"]
+
+
+def test_gold_resolves_and_a_dropped_test_edit_beside_it_is_recorded(
+    swe_ci: SweBenchmark, tmp_path: Path
+) -> None:
+    task = swe_ci.task(MARSHMALLOW)
+    extra = _patch({"tests/test_fields.py": _append("# an agent's own test\n")}, tmp_path)
+    verdict, _ = judge(task, task.meta["patch"] + extra, Limits(), "docker", {})
+    assert verdict.resolved and not verdict.tampered, verdict.details
+    assert [d["path"] for d in verdict.details["dropped_hunks"]] == ["tests/test_fields.py"]
+    assert verdict.tests[F2P] == "PASSED"
+    assert not any("_ok" in t or "_bad" in t for t in verdict.tests)  # canaries kept apart
+
+
+@pytest.mark.parametrize("agent, expected", [("oracle", True), ("null", False)])
+def test_reference_agents_through_the_harness(swe_ci: SweBenchmark, tmp_path: Path, agent: str,
+                                              expected: bool) -> None:  # fmt: skip
+    from dgm.benchmarks.subsets import read_id_file
+    from dgm.jobs.evaluate import AgentRef
+    from dgm.loop.evaluate_agent import evaluate_agent
+
+    tasks = [swe_ci.task(i) for i in read_id_file(CI_SUBSET)]
+    outcomes = evaluate_agent(AgentRef.reference(agent), tasks, tmp_path, workers=2)
+    for task, outcome in zip(tasks, outcomes, strict=True):
+        assert outcome.resolved is expected, (task.id, outcome.error)
+        assert all(outcome.tests.get(t) == ("PASSED" if expected else "FAILED")
+                   for t in task.meta["FAIL_TO_PASS"]), outcome.tests  # fmt: skip
