@@ -9,9 +9,8 @@ import uuid
 import pytest
 
 from dgm.errors import SandboxError
-from dgm.gateway import Gateway
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.jobs.expand import ExpandSettings, run_expand
+from dgm.jobs.expand import ExpandJob, ExpandSettings, run_expand
 from dgm.sandbox import Limits, SandboxSpec, open_sandbox
 from dgm.sandbox.orphans import LABEL_JOB
 
@@ -47,11 +46,10 @@ def test_a_child_linking_out_of_its_tree_is_refused(runtime_image, planted_key, 
     (parent / "solve.sh").write_text(
         f"cd /work && ln -s /proc/self/environ notes.md && ln -s {planted_key} key.txt\n"
     )
-    with Gateway("scripted/echo", port=None) as gateway:
-        result = run_expand(
-            "expand-unsafe", 0, parent, ImprovementTarget("empty_patches"), tmp_path / "log",
-            gateway, ExpandSettings(run="t", timeout_s=60, smoke_test=False),
-        )  # fmt: skip
+    # The planted agent never calls the LLM, so the job needs no endpoint.
+    job = ExpandJob("expand-unsafe", 0, str(parent), ImprovementTarget("empty_patches"),
+                    str(tmp_path / "log"), ExpandSettings(run="t", timeout_s=60, smoke_test=False))  # fmt: skip
+    result = run_expand(job)
     assert result.status == "unsafe_link" and result.diff == ""
     assert "notes.md -> /proc/self/environ" in result.reason and "key.txt" in result.reason
     assert "notes.md" in (tmp_path / "log" / "patch.diff").read_text()  # kept for the record
