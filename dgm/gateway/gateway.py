@@ -337,6 +337,14 @@ class Gateway:
         """Whether a call was refused because of the run's dollar cap."""
         return self.ledger.run_cap_hit
 
+    def replay_miss(self, job_id: str) -> str | None:
+        """Why a replayed job could not be answered (a call its recording lacks), or None."""
+        for backend in list(self._backends.values()):
+            missed = getattr(backend, "misses", {}).get(job_id)
+            if missed:
+                return missed
+        return None
+
     def flush(self) -> None:
         """Wait until every call so far is in its exchange log and the usage sink."""
         self._recorder.flush()

@@ -14,21 +14,51 @@ from dgm.gateway import JobBinding
 from .helpers import BASH_TOOL, openai_client, run_agent
 
 
-def test_replay_gives_the_recorded_answers_and_refuses_new_requests(make_gateway, tmp_path):
+def test_replay_answers_each_job_by_its_own_calls_and_names_what_is_missing(make_gateway, tmp_path):
     recorder = make_gateway("scripted/shell-agent", log_dir=tmp_path / "run" / "logs")
-    endpoint = recorder.bind_job(JobBinding("run-1", "job-1"))
-    recorded = run_agent(openai_client(recorder.url, endpoint.token), "notes.txt")
+    for job, name in (("job-1", "notes.txt"), ("job-2", "other.txt")):
+        endpoint = recorder.bind_job(JobBinding("run-1", job))
+        run_agent(openai_client(recorder.url, endpoint.token), name)
+        recorder.unbind(endpoint)
     recorder.stop()
 
     replayer = make_gateway(f"replay/{tmp_path / 'run'}", log_dir=tmp_path / "replay-logs")
-    client = openai_client(replayer.url, replayer.bind_job(JobBinding("run-2", "job-9")).token)
-    assert run_agent(client, "notes.txt") == recorded
-    assert replayer.totals().run.input_tokens == 40 + 50  # usage is replayed too
+    # Jobs are answered by job id and call index, in whatever order they run.
+    second = replayer.bind_job(JobBinding("run-2", "job-2"))
+    answer = run_agent(openai_client(replayer.url, second.token), "other.txt")
+    assert answer == "solve saw: contents of other.txt"
+    first = replayer.bind_job(JobBinding("run-2", "job-1"))
+    answer = run_agent(openai_client(replayer.url, first.token), "notes.txt")
+    assert answer == "solve saw: contents of notes.txt"
+    assert replayer.totals().run.input_tokens == 2 * (40 + 50)  # usage is replayed too
+    assert replayer.replay_miss("job-1") is None
 
-    with pytest.raises(openai.BadRequestError, match="replay: no recorded answer") as caught:
-        run_agent(client, "other.txt")
+    # A third call of job-1 and any call of a job never recorded: errors naming the job.
+    with pytest.raises(openai.BadRequestError, match=r"no answer for job job-1 \(solve\) call 2"):
+        run_agent(openai_client(replayer.url, first.token), "notes.txt")
+    stranger = replayer.bind_job(JobBinding("run-2", "job-3"))
+    with pytest.raises(openai.BadRequestError, match="job job-3") as caught:
+        run_agent(openai_client(replayer.url, stranger.token), "notes.txt")
     assert caught.value.body["type"] == "replay_miss"
-    assert run_agent(client, "notes.txt") == recorded  # and it keeps serving
+    assert "job job-3 (solve) call 0" in replayer.replay_miss("job-3")
+
+
+def test_replay_serves_a_rerun_jobs_last_attempt(make_gateway, tmp_path):
+    log = tmp_path / "run" / "logs" / "job-1" / "llm.jsonl"
+    recorder = make_gateway("scripted/shell-agent")
+    for name in ("first.txt", "second.txt"):  # the same job ran twice (a crash, a resume)
+        endpoint = recorder.bind_job(JobBinding("run-1", "job-1"), log_path=log)
+        run_agent(openai_client(recorder.url, endpoint.token), name)
+        recorder.unbind(endpoint)
+    recorder.stop()
+
+    replayer = make_gateway(f"replay/{log}")
+    endpoint = replayer.bind_job(JobBinding("run-2", "job-1"))
+    client = openai_client(replayer.url, endpoint.token)
+    messages = [{"role": "user", "content": "show the file first.txt"}]
+    answer = client.chat.completions.create(model="x", messages=messages, tools=[BASH_TOOL])
+    arguments = json.loads(answer.choices[0].message.tool_calls[0].function.arguments)
+    assert arguments == {"command": "cat second.txt"}  # the last attempt's answer, by position
 
 
 def test_replay_of_an_empty_folder_is_a_config_error(tmp_path):
