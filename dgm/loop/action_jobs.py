@@ -63,6 +63,8 @@ class ActionJobs:
         self.state: SearchState | None = None
         self._resume_ids: dict[Any, list[str]] = {}
         self._checkout_lock = threading.Lock()
+        self.last_job_id = ""
+        """The id of the job `make` built last (the job order names it)."""
 
     def resume(self, action: Expand | Evaluate, job_id: str) -> None:
         """Let the next job for `action` reuse `job_id` (it was in flight at a crash)."""
@@ -73,6 +75,7 @@ class ActionJobs:
         resumed = self._resume_ids.get(action)
         if isinstance(action, Evaluate):
             job_id = resumed.pop(0) if resumed else eval_job_id(action.node, action.task)
+            self.last_job_id = job_id
             run.queue_job(job_id, "eval", {"node": action.node, "task": action.task})
             run.start_job(job_id)
             try:
@@ -95,6 +98,7 @@ class ActionJobs:
             job_id = expand_job_id(action.parent, ordinal, target.to_dict(), group)
             inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict(),
                       "group": group}  # fmt: skip
+        self.last_job_id = job_id
         run.queue_job(job_id, "expand", inputs)
         run.start_job(job_id)
         target = ImprovementTarget(**inputs["target"])

@@ -146,6 +146,9 @@ class SandboxJobs(JobFactory):
     def run_budget_exhausted(self) -> bool:
         return self.gateway is not None and self.gateway.run_budget_exhausted()
 
+    def replay_miss(self, job_id: str) -> str | None:
+        return None if self.gateway is None else self.gateway.replay_miss(job_id)
+
     def task_statement(self, task_id: str) -> str | None:
         task = self.tasks.get(task_id)
         return task.problem_statement if task else None

@@ -61,3 +61,7 @@ class JobFactory:
     def run_budget_exhausted(self) -> bool:
         """Whether the LLM gateway refused a call for the run's dollar cap."""
         return False
+
+    def replay_miss(self, job_id: str) -> str | None:
+        """Why a replayed job went unanswered (a call its recording lacks), or None."""
+        return None

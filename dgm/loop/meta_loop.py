@@ -28,6 +28,7 @@ from dgm.loop.action_jobs import ActionJobs, eval_job_id, expand_job_id
 from dgm.loop.confirmation import confirm, search_plan
 from dgm.loop.executors import Completion, make_executor
 from dgm.loop.job_factory import JobFactory
+from dgm.loop.job_order import OrderedExecutor, RecordedOrder
 from dgm.loop.recording import Recorder
 from dgm.loop.resume import in_flight_actions, rebuild_state
 from dgm.loop.scheduler import RunSummary, Scheduler, SearchBudget
@@ -97,7 +98,7 @@ class MetaLoop:
         self.scheduler: Scheduler | None = None
         self.strategy: Strategy | None = None
         earlier = sum(
-            e.get("elapsed_s", 0.0) for e in run.events(limit=10_000) if e["kind"] == "run_stopped"
+            e.get("elapsed_s", 0.0) for e in run.events(limit=None, kinds=["run_stopped"])
         )
         self.clock = Clock(earlier)
         self._cancelled = threading.Event()
@@ -117,17 +118,24 @@ class MetaLoop:
         seed = np.random.SeedSequence([config.seed, done_jobs])
         strategy = self.strategy = make_strategy(config.strategy, seed=seed)
         budget = SearchBudget(max_evals=config.limits.max_evals, max_nodes=config.limits.max_nodes)
-        run.event("run_started", strategy=config.strategy.name, resumed=done_jobs > 0)
-        with make_executor(self.executor_kind, config.workers) as executor:
+        # A fresh replay follows the recorded order of job starts and finishes.
+        recorded = RecordedOrder.of_model(config.llm.model) if not done_jobs else None
+        slots = recorded.workers if recorded and recorded.workers else config.workers
+        run.event("run_started", strategy=config.strategy.name, resumed=done_jobs > 0,
+                  workers=slots)  # fmt: skip
+        with make_executor(self.executor_kind, config.workers) as pool:
+            executor = OrderedExecutor(pool, run, lambda: self.action_jobs.last_job_id,
+                                       recorded, self.jobs.replay_miss)  # fmt: skip
+            should_stop = lambda: executor.check() or self.rules.check()  # noqa: E731
             self.scheduler = Scheduler(
                 strategy,
                 self.state,
                 executor,
-                config.workers,
+                slots,
                 limits=budget,
                 make_job=self.action_jobs.make,
                 on_complete=self._on_complete,
-                should_stop=self.rules.check,
+                should_stop=should_stop,
             )
             for action, job_id in in_flight_actions(run, self.state):
                 self.action_jobs.resume(action, job_id)
@@ -143,7 +151,7 @@ class MetaLoop:
                     executor,
                     make_job=self.action_jobs.make,
                     on_complete=self._on_complete,
-                    should_stop=self.rules.check,
+                    should_stop=should_stop,
                 )
         return self._summary(summary)
 

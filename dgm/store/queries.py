@@ -7,9 +7,47 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from dgm.store.db import Database
+
+JOB_ORDER_EVENTS = ("job_started", "job_finished")
+"""Events that record the order jobs start and finish in, for replay."""
+
+
+def read_events(
+    db: Database,
+    limit: int | None = None,
+    kinds: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+) -> list[dict[str, Any]]:
+    """Events, oldest first: the last `limit` of them (all when None)."""
+    where, params = [], []
+    if kinds is not None:
+        where.append(f"kind IN ({','.join('?' * len(kinds))})")
+        params += list(kinds)
+    if exclude:
+        where.append(f"kind NOT IN ({','.join('?' * len(exclude))})")
+        params += list(exclude)
+    sql = "SELECT * FROM events" + (f" WHERE {' AND '.join(where)}" if where else "")
+    sql += " ORDER BY id DESC" + (" LIMIT ?" if limit is not None else "")
+    rows = db.query(sql, tuple(params) + ((limit,) if limit is not None else ()))
+    return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in reversed(rows)]
+
+
+def recorded_events(run_dir: Path, kinds: Sequence[str]) -> list[dict[str, Any]] | None:
+    """All events of `kinds` in another run (a replay's recording), oldest first; None
+    when `run_dir` holds no run database. Read only: the recording is not migrated."""
+    path = Path(run_dir) / "run.sqlite"
+    if not path.is_file():
+        return None
+    db = Database(path)
+    try:
+        return read_events(db, None, kinds)
+    finally:
+        db.close()
 
 
 class RunQueries:
@@ -65,9 +103,15 @@ class RunQueries:
                 (time.time(), kind, json.dumps(data, default=str)),
             )
 
-    def events(self, limit: int = 50) -> list[dict[str, Any]]:
-        rows = self.db.query("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
-        return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in reversed(rows)]
+    def events(
+        self,
+        limit: int | None = 50,
+        kinds: Sequence[str] | None = None,
+        exclude: Sequence[str] = JOB_ORDER_EVENTS,
+    ) -> list[dict[str, Any]]:
+        """The last `limit` events (of `kinds`, when given), oldest first. The job order
+        (`job_started`, `job_finished`: what a replay follows) is left out unless asked for."""
+        return read_events(self.db, limit, kinds, exclude)
 
     # -- aggregates for lineage and report -----------------------------------------------
     def node_costs(self) -> dict[int, float]:

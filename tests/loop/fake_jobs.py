@@ -97,6 +97,9 @@ class FakeJobs(JobFactory):
     def run_budget_exhausted(self) -> bool:
         return self.gateway is not None and self.gateway.run_budget_exhausted()
 
+    def replay_miss(self, job_id: str) -> str | None:
+        return None if self.gateway is None else self.gateway.replay_miss(job_id)
+
     def _job(self, kind: str, job_id: str, node: int, code: Path, log_dir: Path, **kw: Any):
         job = FakeJob(kind, job_id, node, self.run.node(node).depth, str(code), str(log_dir),
                       delay=self.delay, crash=self.crash_on == kind, **kw)  # fmt: skip
