@@ -111,7 +111,7 @@ class RunQueries:
     ) -> list[dict[str, Any]]:
         """The last `limit` events (of `kinds`, when given), oldest first. The job order
         (`job_started`, `job_finished`: what a replay follows) is left out unless asked for."""
-        return read_events(self.db, limit, kinds, exclude)
+        return read_events(self.db, limit, kinds, exclude if kinds is None else ())
 
     # -- aggregates for lineage and report -----------------------------------------------
     def node_costs(self) -> dict[int, float]:
