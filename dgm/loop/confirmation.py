@@ -76,6 +76,7 @@ def confirm(
     make_job: Callable[[Any], Any],
     on_complete: Callable[[Completion, SearchState], None] | None,
     should_stop: Callable[[], StopReason | None],
+    workers: int | None = None,
 ) -> str | None:
     """Run the confirmation stage after `search` ended on `state`; the chosen node, or None
     when the stage does not apply or could not finish (a limit, Ctrl-C)."""
@@ -95,7 +96,7 @@ def confirm(
         strategy,
         held_state,
         executor,
-        run.config.workers,
+        workers or run.config.workers,  # a replay plans with the recorded run's count
         make_job=make_job,
         on_complete=on_complete,
         should_stop=should_stop,

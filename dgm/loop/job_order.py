@@ -9,7 +9,7 @@ moment earlier. Each start and finish is an event (`job_started`, `job_finished`
 A replay (`llm.model = "replay/<run dir>"`) reads the recorded run's events and
 - hands completions to the scheduler in the recorded order (a job that finishes early
   waits in a buffer), whatever the replay's worker count;
-- plans with the recorded run's worker count (`decision_workers`): the scheduler fills the
+- plans with the recorded run's worker count (the meta loop's scheduler slots): it fills the
   same number of slots at the same moments, so the strategy is asked the same questions
   and draws the same random numbers; the executor may run more or fewer jobs at once;
 - stops starting jobs where the recording does (a wall-clock or dollar stop included);
@@ -97,10 +97,6 @@ class OrderedExecutor:
         self._buffer: dict[int, Completion] = {}
         self._started = 0
         self._finished = 0
-
-    def decision_workers(self, workers: int) -> int:
-        """How many jobs the scheduler keeps in flight: the recorded run's count in a replay."""
-        return (self.recorded and self.recorded.workers) or workers
 
     def check(self) -> StopReason | None:
         """A reason to start nothing more: a failed replay, or the recording's end."""

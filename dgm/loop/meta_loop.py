@@ -152,6 +152,7 @@ class MetaLoop:
                     make_job=self.action_jobs.make,
                     on_complete=self._on_complete,
                     should_stop=should_stop,
+                    workers=slots,
                 )
         return self._summary(summary)
 
