@@ -65,7 +65,8 @@ def run(
         "benchmark.subset": subset,
         "benchmark.data": data,
         "llm.model": llm,
-        "llm.diagnose_model": diagnose_llm,
+        # A replay answers every role from the recording, the diagnosis included.
+        "llm.diagnose_model": diagnose_llm or (llm if llm and llm.startswith("replay/") else None),
         "limits.max_evals": max_evals,
         "limits.max_nodes": max_nodes,
         "limits.budget_usd": budget_usd,

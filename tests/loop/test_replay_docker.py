@@ -43,7 +43,7 @@ def test_a_replayed_dry_run_grows_the_same_tree_with_the_same_scores(tmp_path: P
     replayed = tmp_path / "replayed"
     model = f"replay/{recorded}"
     result = dgm("run", str(replayed), "--config", str(recorded / "run.toml"), "--llm", model,
-                 "--diagnose-llm", model, "--workers", "3")  # fmt: skip
+                 "--workers", "3")  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     assert "replay: the recorded run started no more jobs" in result.stdout, result.stdout
     again = _everything(replayed)
