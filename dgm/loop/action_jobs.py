@@ -2,8 +2,8 @@
 each starts, the node's code checked out once, and the `Work` an executor runs.
 
 Job id = hash of its inputs, readable prefix first. An expansion's inputs are the parent,
-its ordinal (how many expansions of that parent the search state has seen), the
-improvement target and, for GEA, the group whose pooled experience is in the target, so
+its ordinal (how many expansions of that parent the search state has seen), what the
+improvement target is about (its kind and task, not its evidence) and, for GEA, the group whose pooled experience is in the target, so
 a re-run after a crash is the same job; jobs in flight when a process died are submitted
 again under their own ids (see resume.py).
 """
@@ -38,8 +38,11 @@ def eval_job_id(node: str | int, task: str) -> str:
 def expand_job_id(
     parent: str | int, ordinal: int, target: dict[str, Any], group: Sequence[str] = ()
 ) -> str:
-    # A GEA group is part of the inputs; without one the id is what it always was.
-    hashed = [str(parent), ordinal, target] + ([list(group)] if group else [])
+    # What the target is about, not its evidence: trajectories and test output hold
+    # timings that differ on every run, and a replay must make the same ids. A GEA group
+    # is part of the inputs.
+    about = {"kind": target.get("kind"), "task_id": target.get("task_id")}
+    hashed = [str(parent), ordinal, about] + ([list(group)] if group else [])
     inputs = json.dumps(hashed, sort_keys=True)
     return f"expand-{parent}-{hashlib.sha256(inputs.encode()).hexdigest()[:10]}"
 

@@ -17,6 +17,10 @@ def test_in_flight_group_is_restored_and_held_out_jobs_are_skipped(make_run) -> 
     target = {"kind": "task", "task_id": "t1"}
     grouped = expand_job_id(0, 0, target, ["3", "4"])
     assert grouped != expand_job_id(0, 0, target)  # the group is part of the job's identity
+    # The evidence (timings in test output) is not: a replay makes the same ids.
+    timed = target | {"test_output": "Ran 3 tests in 0.004s"}
+    assert expand_job_id(0, 0, timed) == expand_job_id(0, 0, target | {"test_output": "0.005s"})
+    assert expand_job_id(0, 0, target) != expand_job_id(0, 1, target)
     run.queue_job(grouped, "expand", {"parent": "0", "ordinal": 0, "target": target,
                                       "group": ["3", "4"]})  # fmt: skip
     run.queue_job("eval-0-held", "eval", {"node": "0", "task": "t9"})
