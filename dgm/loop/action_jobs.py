@@ -4,8 +4,9 @@ each starts, the node's code checked out once, and the `Work` an executor runs.
 Job id = hash of its inputs, readable prefix first. An expansion's inputs are the parent,
 its ordinal (how many expansions of that parent the search state has seen), what the
 improvement target is about (its kind and task, not its evidence) and, for GEA, the
-group whose pooled experience is in the target, so a re-run after a crash is the same job; jobs in flight when a process died are submitted
-again under their own ids (see resume.py).
+group whose pooled experience is in the target, so a re-run after a crash is the same
+job; jobs in flight when a process died are submitted again under their own ids (see
+resume.py).
 """
 
 from __future__ import annotations
