@@ -59,13 +59,13 @@ class RecordedOrder:
     @classmethod
     def of_model(cls, model: str) -> RecordedOrder | None:
         """The order recorded by the run a `replay/<run dir>` model replays, or None (not
-        a replay, or the source is a folder of logs without the run's database)."""
+        a replay, a folder of logs without the run's database, or an older run)."""
         if not model.startswith("replay/"):
             return None
         kinds = (*JOB_ORDER_EVENTS, "run_started", "run_stopped")
         events = recorded_events(Path(model.removeprefix("replay/")), kinds)
-        if not events:
-            return None
+        if not events or not any(e["kind"] == "job_started" for e in events):
+            return None  # recorded before runs kept their job order: answers only
         started = [e for e in events if e["kind"] == "run_started"]
         stopped = [e for e in events if e["kind"] == "run_stopped"]
         return cls(

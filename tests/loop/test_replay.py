@@ -132,3 +132,14 @@ def test_a_replay_with_another_seed_stops_where_it_diverges(recorded, tmp_path: 
     replayed, summary = _run(tmp_path / "replayed", seed, f"replay/{run.path}", workers=2, seed=8)
     assert summary.failed and summary.stop_reason.startswith("replay")
     assert not replayed.jobs(["running", "queued"])
+
+
+def test_only_a_recorded_run_with_its_job_order_is_followed(recorded, tmp_path: Path) -> None:
+    from dgm.loop.job_order import RecordedOrder
+
+    run, summary, _ = recorded
+    order = RecordedOrder.of_model(f"replay/{run.path}")
+    assert order is not None and order.workers == 3 and order.stopped == summary.stop_reason
+    assert len(order.starts) == len(order.finishes) == len(run.jobs())
+    assert RecordedOrder.of_model(f"replay/{run.path / 'logs'}") is None  # answers only
+    assert RecordedOrder.of_model("scripted/coin") is None
