@@ -91,15 +91,16 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, LoopSummary
     return run, summary, seed
 
 
-@pytest.mark.parametrize("workers", [1, 4])
+@pytest.mark.parametrize(("workers", "executor"), [(1, "thread"), (4, "thread"), (2, "process")])
 def test_replay_makes_the_same_decisions_whatever_the_worker_count(
-    recorded, tmp_path: Path, workers: int
+    recorded, tmp_path: Path, workers: int, executor: str
 ) -> None:
     run, summary, seed = recorded
     found = _decisions(run)
     assert len(found["lineage"]) > 2 and any(r[2] for r in found["results"])
     assert not all(r[2] for r in found["results"])  # the answers decide: both kinds occur
-    replayed, again = _run(tmp_path / "replayed", seed, f"replay/{run.path}", workers=workers)
+    replayed, again = _run(tmp_path / "replayed", seed, f"replay/{run.path}", workers=workers,
+                           **{"executor.kind": executor})  # fmt: skip
     assert _decisions(replayed) == found
     assert again.stop_reason.startswith("replay: the recorded run started no more jobs")
     assert summary.stop_reason in again.stop_reason and not again.failed
