@@ -149,7 +149,8 @@ def show(
                     fg="red" if e.tampered else None, bold=e.tampered,
                 )  # fmt: skip
                 if e.tampered:
-                    typer.secho(f"      the judge's evidence: {e.tamper_evidence}", fg="red")
+                    evidence = " ".join(e.tamper_evidence.split())[:500]
+                    typer.secho(f"      the judge's evidence: {evidence}", fg="red")
                 _echo_warnings("  tamper scan of its patch", e.details, indent="      ")
         if not no_diff and n.parent_id is not None:
             typer.echo(f"\ndiff against node {n.parent_id}:")

@@ -39,7 +39,7 @@ def resolve_node(run: Run, spec: str) -> Node:
         best = lineage.best_node(lineage.build_lineage(run))
         if best is None:
             raise DgmError(
-                f"run {run.path} has no evaluated node that may be best, so there is no best node yet",
+                f"run {run.path} has no evaluated node that may be best, so no best node yet",
                 "give a node id (see `dgm tree`), or evaluate the run first",
             )
         node = run.node(best)
