@@ -70,6 +70,6 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
     shown = subprocess.run([*dgm, "show", str(tmp_path / "run"), "0", "--no-diff"],
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert f"TAMPERED {MARSHMALLOW}" in shown.stdout and "must-fail" in shown.stdout
-    refused = subprocess.run([*dgm, "export", str(tmp_path / "run"), "0", "-o", str(tmp_path / "x")],
-                             capture_output=True, text=True, timeout=120)  # fmt: skip
+    export = [*dgm, "export", str(tmp_path / "run"), "0", "-o", str(tmp_path / "x")]
+    refused = subprocess.run(export, capture_output=True, text=True, timeout=120)
     assert refused.returncode != 0 and "tampering" in refused.stderr
