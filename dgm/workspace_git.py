@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 from dgm.errors import DgmError
+from dgm.key_redaction import KEY_VARIABLES
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "dgm",
@@ -40,7 +41,9 @@ _SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
 
 def run_git(cwd: Path, *args: str) -> str:
     env = {**os.environ, **GIT_IDENTITY, **_FIXED_DATES, **_NO_CONFIG}
-    env = {k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_") or k in _NO_CONFIG}
+    # Git needs no provider key; and only our own GIT_CONFIG_* settings apply.
+    env = {k: v for k, v in env.items() if k not in KEY_VARIABLES
+           and (not k.startswith("GIT_CONFIG_") or k in _NO_CONFIG)}  # fmt: skip
     proc = subprocess.run(["git", *_SAFE, *args], cwd=cwd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise DgmError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()[-300:]}")

@@ -13,7 +13,9 @@ import pytest
 
 from dgm.config import RunConfig
 from dgm.store import Run
-from dgm.workspace_git import git_apply, git_diff, git_init
+from dgm.workspace_git import git_apply, git_diff, git_init, run_git
+
+from .conftest import FAKE_KEY
 
 
 def _hostile_config(root: Path, marker: Path) -> None:
@@ -51,6 +53,20 @@ def test_git_on_an_agent_folder_runs_none_of_its_commands(
     assert (workspace / "agent.py").read_text() == "A = 2\n"
     assert "+A = 2" in git_diff(workspace)
     assert not marker.exists(), "git ran a command the agent's files named"
+
+
+def test_git_gets_no_provider_key(tmp_path: Path, planted_key: Path) -> None:
+    """Defence in depth: even a command git did run would find no key in its env."""
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "x.py").write_text("X = 1\n")
+    git_init(folder)
+    probe = tmp_path / "probe.sh"
+    probe.write_text("#!/bin/sh\nenv\n")
+    probe.chmod(0o755)
+    (folder / "y.py").write_text("Y = 1\n")
+    env_seen = run_git(folder, "-c", f"alias.probe=!{probe}", "probe")
+    assert "GIT_AUTHOR_NAME=dgm" in env_seen and FAKE_KEY not in env_seen
 
 
 def test_the_same_files_still_give_the_same_commit(tmp_path: Path) -> None:
