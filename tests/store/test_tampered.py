@@ -125,3 +125,21 @@ def test_a_run_made_before_the_column_opens_upgraded_and_resumes(run: Run) -> No
     with Run.open(path) as again:  # opening an upgraded run migrates nothing twice
         assert again.db.schema_version() == SCHEMA_VERSION
         assert len(again.evaluations()) == 2
+
+
+def test_gea_group_experience_names_a_member_caught_tampering(run: Run) -> None:
+    from dgm.jobs.group import group_experience_from_run
+
+    a = run.add_node(0, diff=value_diff(1, 2), origin="patch the test runner").id
+    b = run.add_node(0, diff=value_diff(1, 3), origin="read the task twice").id
+    _evals(run, 0, 1, 3)
+    _evals(run, a, 3, 3, tampered=(2,))
+    _evals(run, b, 2, 3)
+    text = group_experience_from_run(run, [str(a), str(b)])
+    forged, honest = text.split("- agent ")[1:]
+    assert forged.splitlines()[1:] == [
+        "  fixed (solved where its parent failed): t01",  # t02 was forged, not fixed
+        "  broke (failed where its parent solved): none",
+        "  CAUGHT TAMPERING with the tests (never rewarded; do not reuse this change) on: t02",
+    ]
+    assert "TAMPERING" not in honest
