@@ -109,6 +109,8 @@ def test_a_tampered_verdict_is_recorded_shown_never_best_and_never_exported(
     result = json.loads((run.path / forged.log_dir / "result.json").read_text())
     assert result["tampered"] is True and result["resolved"] is False
     assert run.score(FORGER).tampered == 1
+    (event,) = [e for e in run.events(100) if e["kind"] == "tampered"]
+    assert (event["node"], event["task"]) == (FORGER, "python__wordy")
     # Node 1 solved both honestly; node 2 "solved" one and was caught on the other.
     assert best_node(run) == 1
     path = str(run.path)
