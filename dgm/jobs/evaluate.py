@@ -133,6 +133,9 @@ class EvalOutcome:
     tamper_evidence: str | None = None
     """The judge's `tampered` verdict (its canaries caught the patch interfering with the
     test run) and what it saw: a failure, recorded, shown, never best nor exported."""
+    canaries: list[str] = field(default_factory=list)
+    """The judge's canary test names (drawn fresh per evaluation, `details["canaries"]`):
+    recorded so that no prompt ever shows them (dgm/jobs/diagnose.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -160,7 +163,8 @@ class EvalOutcome:
             job_id=self.job_id,
             details={"tests": self.tests, "usage": self.usage, "language": self.language}
             | ({"tamper_warnings": self.tamper_warnings} if self.tamper_warnings else {})
-            | ({"tamper_evidence": self.tamper_evidence} if self.tampered else {}),
+            | ({"tamper_evidence": self.tamper_evidence} if self.tampered else {})
+            | ({"canaries": self.canaries} if self.canaries else {}),
             tampered=self.tampered,
         )
 
@@ -233,6 +237,7 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
         tamper_warnings=scan_diff(agent.patch, role="solution"),
         tampered=verdict.tampered,
         tamper_evidence=_evidence(verdict) if verdict.tampered else None,
+        canaries=_canaries(verdict),
     )
     (log_dir / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome
@@ -269,6 +274,11 @@ def _evidence(verdict: Verdict) -> str:
     """What the judge saw, never empty for a tampered verdict (the judge names canaries,
     drawn fresh per evaluation; no hidden test source)."""
     return str(verdict.details.get("tamper_evidence") or "the judge gave no details")[:2_000]
+
+
+def _canaries(verdict: Verdict) -> list[str]:
+    names = verdict.details.get("canaries")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
 def _logs(log_dir: Path) -> dict[str, str]:

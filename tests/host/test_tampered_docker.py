@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from dgm.config import RunConfig
+from dgm.jobs.diagnose import TAMPER_HEADER, choose_target, diagnosis_request
 from dgm.jobs.evaluate import AgentRef, EvalJob, evaluate_task
+from dgm.jobs.hidden_redaction import hidden_texts
 from dgm.store import Run, best_node
 
 pytestmark = pytest.mark.docker
@@ -66,6 +69,15 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
         assert "must-fail" in saved.details["tamper_evidence"]
         assert json.loads((log_dir / "result.json").read_text())["tampered"] is True
         assert best_node(run) is None
+        # The next diagnosis hears of the tampering, never of the canaries that caught it
+        # (the judge's own log names them).
+        canaries = saved.details["canaries"]
+        assert len(canaries) == 2 and canaries[1] in (log_dir / "test_output.txt").read_text()
+        target = choose_target([saved], run.path, random.Random(0),
+                               hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
+        prompt = json.dumps(diagnosis_request(target, agent))
+        assert target.tampered and TAMPER_HEADER in prompt
+        assert not any(c in prompt for c in canaries) and "must-fail" not in prompt
     dgm = [sys.executable, "-m", "dgm"]
     shown = subprocess.run([*dgm, "show", str(tmp_path / "run"), "0", "--no-diff"],
                            capture_output=True, text=True, timeout=120)  # fmt: skip

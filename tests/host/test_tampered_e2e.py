@@ -36,7 +36,8 @@ from dgm.strategies import Evaluate
 TASKS = ("python__wordy", "python__bowling")
 FORGER = 2  # the node whose patch tampers with the test run on `python__wordy`
 HIDDEN_LINE = 'self.assertEqual(answer("What is 53 plus 2?"), 55)'  # from wordy_test.py
-EVIDENCE = f"report: must-fail canary test_dgm_canary_q81 passed\n{HIDDEN_LINE}"
+CANARIES = ["test_5be04ac1d9e2_ok", "test_5be04ac1d9e2_bad"]  # drawn fresh by the judge
+EVIDENCE = f"report: the must-fail canary {CANARIES[1]} was reported ['PASSED']"
 HONEST = "diff --git a/wordy.py b/wordy.py\n--- a/wordy.py\n+++ b/wordy.py\n@@ -1 +1 @@\n-x\n+y\n"
 FORGED = HONEST.replace("+y", "+import unittest; unittest.TestCase.assertEqual = print")
 
@@ -48,14 +49,16 @@ def _fake_agent(request, out_dir, endpoint=None, backend="docker") -> AgentRunRe
 
 
 def _fake_judge(task, patch, limits, backend, labels) -> tuple[Verdict, str]:
-    output = f"Ran 3 tests\n    {HIDDEN_LINE}\nOK\n"
+    output = (f"Ran 5 tests\n    {HIDDEN_LINE}\nwordy_test.py::{CANARIES[0]} PASSED\n"
+              f"wordy_test.py::{CANARIES[1]} PASSED\nOK\n")  # fmt: skip
     tests = {"test_a": "PASSED", "test_b": "PASSED"}
+    details = {"canaries": CANARIES}
     if patch == FORGED and task.id == "python__wordy":
         # What swe_judge returns when a must-fail canary passes: never resolved.
         verdict = Verdict(False, tests=tests, exit_code=0, tampered=True,
-                          details={"tamper_evidence": EVIDENCE})  # fmt: skip
+                          details={**details, "tamper_evidence": EVIDENCE})  # fmt: skip
         return verdict, output
-    return Verdict(bool(patch), tests=tests, exit_code=0), output
+    return Verdict(bool(patch), tests=tests, exit_code=0, details=details), output
 
 
 @pytest.fixture
@@ -119,7 +122,7 @@ def test_a_tampered_verdict_is_recorded_shown_never_best_and_never_exported(
     assert shown.returncode == 0, shown.stderr
     assert "TAMPERED  1 evaluation(s): the judge caught this agent's patch" in shown.stdout
     assert "TAMPERED python__wordy" in shown.stdout
-    assert "the judge's evidence: report: must-fail canary test_dgm_canary_q81" in shown.stdout
+    assert f"the judge's evidence: {EVIDENCE}" in shown.stdout  # for the human, not a prompt
 
     status = _dgm("status", path)
     assert status.returncode == 0, status.stderr
@@ -156,10 +159,15 @@ def test_the_next_diagnosis_names_the_tampering_without_hidden_test_source(
     code = actions.node_code(str(FORGER))
     prompt = diagnosis_request(target, code)["messages"][1]["content"]
     assert TAMPER_HEADER in prompt and "never rewarded" in prompt
-    assert "test_dgm_canary_q81" in prompt  # the judge's evidence, redacted
-    assert "What is 53 plus 2" not in prompt  # ... of every hidden test line
+    assert "What is 53 plus 2" not in prompt  # no hidden test line
+    # How the judge knew stays with the judge: no evidence, no canary, no word of them.
+    assert "5be04ac1d9e2" not in prompt and "canary" not in prompt.lower()
+    assert "must-fail" not in prompt and target.test_output.count("[line removed") >= 1
     statement = problem_statement(target, {"problem_description": "Fix the parser."})
     assert TAMPER_HEADER in statement and "What is 53" not in statement
-    # A target without tampering keeps the job-id inputs it always had.
+    assert "canary" not in statement.lower()
+    # A target without tampering keeps the job-id inputs it always had; its test output
+    # (canaries reported as usual) names no canary either.
     honest = actions._choose_target("1", 0)
     assert "tampered" not in honest.to_dict()
+    assert honest.kind != "task" or "5be04ac1d9e2" not in (honest.test_output or "")
