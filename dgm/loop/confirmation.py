@@ -93,6 +93,7 @@ def confirm(
     ranked = search.final.ranked(state, final.confirm_top_k + len(forged))
     candidates = [c for c in ranked if c not in forged][: final.confirm_top_k]
     if not candidates:
+        run.event("confirmation_incomplete", reason="every candidate was caught tampering")
         return None
     wanted = set(candidates)
     history = [(str(e.node_id), e.task_id, e.resolved) for e in run.evaluations()
