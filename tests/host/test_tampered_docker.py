@@ -16,7 +16,7 @@ import pytest
 
 from dgm.config import RunConfig
 from dgm.jobs.diagnose import TAMPER_HEADER, choose_target, diagnosis_request
-from dgm.jobs.evaluate import AgentRef, EvalJob, evaluate_task
+from dgm.jobs.evaluate import EvalOutcome
 from dgm.jobs.hidden_redaction import hidden_texts
 from dgm.store import Run, best_node
 
@@ -58,13 +58,26 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
     seed = tmp_path / "seed"
     seed.mkdir()
     (seed / "agent.toml").write_text('[agent]\nname = "s"\n[commands]\nsolve = "true"\n')
+    # `dgm eval` runs the agent and the real judge, and says so loudly.
+    dgm = [sys.executable, "-m", "dgm"]
+    ids = tmp_path / "ids.txt"
+    ids.write_text(MARSHMALLOW + "\n")
+    out = tmp_path / "eval"
+    evaluated = subprocess.run(
+        [*dgm, "eval", str(agent), "--benchmark", "swebench", "--data", str(DATA),
+         "--subset", f"@{ids}", "--llm", "scripted/echo", "--out", str(out)],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+    assert "1 task(s) TAMPERED with the test run" in evaluated.stdout
+    assert "total        0/1" in evaluated.stdout
+    result = json.loads((out / "results.json").read_text())["outcomes"][0]
+    outcome = EvalOutcome.from_dict(result)
     with Run.create(tmp_path / "run", RunConfig(name="forger"), seed) as run:
-        log_dir = run.log_dir("eval", "forged")
-        job = EvalJob(AgentRef(str(agent)), task, str(log_dir), agent_timeout_s=300, node_id=0)
-        outcome = evaluate_task(job)
+        log_dir = Path(outcome.logs["result"]).parent
         assert outcome.tampered and not outcome.resolved, outcome
         assert "must-fail" in (outcome.tamper_evidence or "")
-        saved = run.record_evaluation(outcome.to_evaluation(0, run.relative(log_dir)))
+        saved = run.record_evaluation(outcome.to_evaluation(0, str(log_dir)))
         assert saved.tampered and not saved.resolved
         assert "must-fail" in saved.details["tamper_evidence"]
         assert json.loads((log_dir / "result.json").read_text())["tampered"] is True
@@ -78,7 +91,6 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
         prompt = json.dumps(diagnosis_request(target, agent))
         assert target.tampered and TAMPER_HEADER in prompt
         assert not any(c in prompt for c in canaries) and "must-fail" not in prompt
-    dgm = [sys.executable, "-m", "dgm"]
     shown = subprocess.run([*dgm, "show", str(tmp_path / "run"), "0", "--no-diff"],
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert f"TAMPERED {MARSHMALLOW}" in shown.stdout and "must-fail" in shown.stdout
