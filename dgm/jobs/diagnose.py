@@ -160,7 +160,9 @@ def choose_target(
         texts = hidden_sources(evaluation.task_id) if hidden_sources else None
         hidden = HiddenSource([*texts, *canaries]) if texts is not None else None
         raw = _read_text(log_dir, "test_output.txt", RAW_OUTPUT_LIMIT)
-        test_output = results_for_diagnosis(evaluation.details.get("tests"), raw, hidden)
+        tests = {name: status for name, status in (evaluation.details.get("tests") or {}).items()
+                 if not any(c in name for c in canaries)}  # fmt: skip
+        test_output = results_for_diagnosis(tests, raw, hidden)
         if trajectory and hidden is not None:
             trajectory = redact(trajectory, hidden, line_limit=2_000, scan=5_000)
     return ImprovementTarget(

@@ -271,8 +271,8 @@ def with_usage(outcome: EvalOutcome, usage: dict[str, Any]) -> EvalOutcome:
 
 
 def _evidence(verdict: Verdict) -> str:
-    """What the judge saw, never empty for a tampered verdict (the judge names canaries,
-    drawn fresh per evaluation; no hidden test source)."""
+    """What the judge saw, never empty for a tampered verdict: for people (`dgm show`, the
+    report), never for a prompt."""
     return str(verdict.details.get("tamper_evidence") or "the judge gave no details")[:2_000]
 
 

@@ -29,7 +29,9 @@ def _target(tmp_path: Path, **kw) -> object:
     (log / "test_output.txt").write_text(OUTPUT)
     evaluation = Evaluation(
         node_id=0, task_id="repo__1", benchmark="swebench", resolved=False, log_dir="eval-1",
-        details={"tests": {"tests/test_x.py::test_real": "FAILED"}, "canaries": CANARIES},
+        details={"tests": {"tests/test_x.py::test_real": "FAILED",  # a judge that kept
+                           f"tests/test_x.py::{CANARIES[1]}": "FAILED"},  # canaries in
+                 "canaries": CANARIES},
     )  # fmt: skip
     for seed in range(50):
         target = choose_target([evaluation], tmp_path / "logs", random.Random(seed), **kw)
