@@ -206,10 +206,17 @@ def _leave_ctrl_c_to_the_loop() -> None:
 
 
 EXECUTORS = {"thread": ThreadExecutor, "process": ProcessExecutor}
+RUN_EXECUTORS = (*EXECUTORS, "ray")
+"""`dgm run` also runs jobs on a Ray cluster (ray_executor.py); it needs the run."""
 
 
-def make_executor(kind: str, workers: int) -> ThreadExecutor | ProcessExecutor:
-    """`thread` (the default: jobs wait on Docker and the LLM, not on Python) or `process`."""
+def make_executor(kind: str, workers: int, run: Any = None, jobs: Any = None) -> Any:
+    """`thread` (the default: jobs wait on Docker and the LLM, not on Python), `process`,
+    or, given the run and its job factory, `ray`."""
+    if kind == "ray" and run is not None:
+        from dgm.loop.ray_executor import ray_executor_for
+
+        return ray_executor_for(workers, run, jobs)
     if kind not in EXECUTORS:
         from dgm.errors import ConfigError
 

@@ -118,7 +118,7 @@ class MetaLoop:
         strategy = self.strategy = make_strategy(config.strategy, seed=seed)
         budget = SearchBudget(max_evals=config.limits.max_evals, max_nodes=config.limits.max_nodes)
         run.event("run_started", strategy=config.strategy.name, resumed=done_jobs > 0)
-        with make_executor(self.executor_kind, config.workers) as executor:
+        with make_executor(self.executor_kind, config.workers, run, self.jobs) as executor:
             self.scheduler = Scheduler(
                 strategy,
                 self.state,

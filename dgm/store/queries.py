@@ -69,6 +69,11 @@ class RunQueries:
         rows = self.db.query("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
         return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in reversed(rows)]
 
+    def events_of(self, kind: str) -> list[dict[str, Any]]:
+        """Every event of one kind, oldest first (e.g. `job_placed`: which node ran a job)."""
+        rows = self.db.query("SELECT * FROM events WHERE kind=? ORDER BY id", (kind,))
+        return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in rows]
+
     # -- aggregates for lineage and report -----------------------------------------------
     def node_costs(self) -> dict[int, float]:
         """LLM dollars attributed to each node."""
