@@ -106,7 +106,12 @@ def unpack(parcel: Parcel, scratch: Path, relay_socket: Any) -> tuple[Any, Path]
 
 
 def pack_logs(log_dir: Path) -> bytes:
-    return _tar(log_dir)
+    """The log folder's contents (no entry for the folder itself: names stay relative)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for child in sorted(log_dir.iterdir()):
+            tar.add(str(child), arcname=child.name)
+    return buf.getvalue()
 
 
 def receive(parcel: Parcel, returned: Returned) -> Any:
