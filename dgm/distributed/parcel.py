@@ -58,6 +58,9 @@ class Returned:
     images: dict[str, str] = field(default_factory=dict)
     """Image tag -> how this node had it: present, loaded (from the head), built."""
     seconds: float = 0.0
+    """The task's whole time on the node: images, unpacking, relays, the job, packing."""
+    run_seconds: float = 0.0
+    """The job's own time (its `run`), the part any executor spends."""
 
 
 def job_id_of(payload: Any) -> str:

@@ -65,12 +65,15 @@ def run_parcel(
     with tempfile.TemporaryDirectory(prefix="dgm-ray-job-", dir=scratch_root()) as tmp:
         try:
             job, log_dir = unpack(parcel, Path(tmp), relay_socket)
+            ran = time.monotonic()
             result = run(job)
+            run_seconds = time.monotonic() - ran
         finally:
             for relay in relays:
                 relay.stop()
         logs = pack_logs(log_dir)
-    return Returned(result, logs, str(log_dir), node, images, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    return Returned(result, logs, str(log_dir), node, images, seconds, run_seconds)
 
 
 def _fetch_from(head_node: str) -> Callable[[str], bytes]:

@@ -26,7 +26,8 @@ from dgm.distributed.worker import run_parcel
 from dgm.errors import DgmError
 from dgm.loop.executors import Completion, JobCrashed, Outcome, Ticket, Work
 
-Placed = Callable[[str, Returned], None]
+Placed = Callable[[str, Returned, float], None]
+"""(job id, what its node sent back, seconds from submit to its result here)."""
 
 
 class RayExecutor:
@@ -101,10 +102,10 @@ class RayExecutor:
             for ref in ready:
                 with self._lock:
                     ticket, work, parcel, started = self._pending.pop(ref)
-                self._done.put(Completion(ticket, self._collect(ref, work, parcel), started,
-                                          self.now()))  # fmt: skip
+                outcome = self._collect(ref, work, parcel, started)
+                self._done.put(Completion(ticket, outcome, started, self.now()))
 
-    def _collect(self, ref: Any, work: Work, parcel: Parcel) -> Outcome:
+    def _collect(self, ref: Any, work: Work, parcel: Parcel, started: float) -> Outcome:
         try:
             returned: Returned = self._ray.get(ref)
         except Exception as exc:  # the job raised, or every node that ran it died
@@ -112,7 +113,7 @@ class RayExecutor:
         try:
             result = receive(parcel, returned)
             if self.on_placed is not None:
-                self.on_placed(parcel.job_id, returned)
+                self.on_placed(parcel.job_id, returned, self.now() - started)
         except Exception as exc:
             return self._finish(work, None, exc)
         return self._finish(work, result, None)
@@ -155,10 +156,12 @@ def ray_executor_for(workers: int, run: Any, jobs: Any) -> RayExecutor:
             host = require_ray().util.get_node_ip_address()
         url = f"http://{host}:{gateway.port}/v1"
 
-    def placed(job_id: str, returned: Returned) -> None:
+    def placed(job_id: str, returned: Returned, head_seconds: float) -> None:
+        node = returned.node
         run.event(
-            "job_placed", job_id=job_id, node=returned.node["name"], node_id=returned.node["id"],
-            ip=returned.node["ip"], images=returned.images, seconds=round(returned.seconds, 3),
+            "job_placed", job_id=job_id, node=node["name"], node_id=node["id"], ip=node["ip"],
+            images=returned.images, run_s=round(returned.run_seconds, 3),
+            node_s=round(returned.seconds, 3), head_s=round(head_seconds, 3),
         )  # fmt: skip
 
     return RayExecutor(
