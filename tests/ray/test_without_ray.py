@@ -27,8 +27,8 @@ def test_the_ray_executor_without_ray_says_how_to_install_it(tmp_path, no_ray_en
         toml.write_text('[executor]\nkind = "ray"\naddress = "10.0.0.1:6379"\n')
         args = ["--config", str(toml)]
     run_dir = tmp_path / "run"
-    result = subprocess.run([sys.executable, "-m", "dgm", "run", str(run_dir), "--dry-run", *args],
-                            capture_output=True, text=True, env=no_ray_env, timeout=120)  # fmt: skip
+    command = [sys.executable, "-m", "dgm", "run", str(run_dir), "--dry-run", *args]
+    result = subprocess.run(command, capture_output=True, text=True, env=no_ray_env, timeout=120)
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert lines == ["error: the ray executor needs Ray: pip install 'dgm[ray]'"], result.stderr
