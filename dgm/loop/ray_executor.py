@@ -45,6 +45,8 @@ class RayExecutor:
         self._owns_ray = connect(address)
         self._ray = ray
         if total_slots(slot_resource) < 1:
+            if self._owns_ray:
+                ray.shutdown()
             raise DgmError(
                 f"no node of the Ray cluster offers sandbox slots (resource {slot_resource})",
                 f"start nodes with: ray start ... --resources '{{\"{slot_resource}\": 2}}'",
@@ -147,14 +149,6 @@ def ray_executor_for(workers: int, run: Any, jobs: Any) -> RayExecutor:
     """The executor `[executor] kind = "ray"` asks for: the cluster at `address`, the head's
     gateway as the workers reach it, each finished job's node recorded in the run."""
     config = run.config.executor
-    gateway = getattr(jobs, "gateway", None)
-    url = None
-    if gateway is not None and gateway.port is not None:
-        host = gateway.host
-        if host in ("0.0.0.0", "::", ""):  # listening everywhere: give the workers our address
-            connect(config.address)
-            host = require_ray().util.get_node_ip_address()
-        url = f"http://{host}:{gateway.port}/v1"
 
     def placed(job_id: str, returned: Returned, head_seconds: float) -> None:
         node = returned.node
@@ -164,7 +158,14 @@ def ray_executor_for(workers: int, run: Any, jobs: Any) -> RayExecutor:
             node_s=round(returned.seconds, 3), head_s=round(head_seconds, 3),
         )  # fmt: skip
 
-    return RayExecutor(
-        workers, address=config.address, gateway_url=url, slot_resource=config.slot_resource,
+    executor = RayExecutor(
+        workers, address=config.address, slot_resource=config.slot_resource,
         max_retries=config.max_retries, on_placed=placed,
     )  # fmt: skip
+    gateway = getattr(jobs, "gateway", None)
+    if gateway is not None and gateway.port is not None:
+        host = gateway.host
+        if host in ("0.0.0.0", "::", ""):  # listening everywhere: give the nodes our address
+            host = require_ray().util.get_node_ip_address()
+        executor.gateway_url = f"http://{host}:{gateway.port}/v1"
+    return executor

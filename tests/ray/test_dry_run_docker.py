@@ -6,8 +6,10 @@ nodes, and `dgm status` shows the work per node."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 
 import pytest
@@ -64,3 +66,31 @@ def test_doctor_checks_every_node(cluster) -> None:
         assert f"node {name} (" in out and "slots: 1 dgm_slot" in out, out
     lines = [line for line in out.splitlines() if " images: " in line]
     assert len(lines) == 2, out
+
+
+def test_a_head_killed_mid_run_resumes_against_the_same_cluster(cluster, tmp_path) -> None:
+    run_dir = tmp_path / "ray-resume"
+    env = {**os.environ, "DGM_POLYGLOT_DIR": str(POLYGLOT_DIR)}
+    args = [sys.executable, "-m", "dgm", "run", str(run_dir), "--dry-run", "--executor", "ray",
+            "--ray-address", cluster.address, "--workers", "2", "--max-evals", "6"]  # fmt: skip
+    head = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 400
+    placed = 0
+    while time.monotonic() < deadline and head.poll() is None and placed < 2:
+        time.sleep(2)
+        if (run_dir / "run.sqlite").exists():
+            with Run.open(run_dir) as run:
+                placed = len(run.events_of("job_placed"))
+    assert head.poll() is None and placed >= 2, "the run ended before it could be killed"
+    os.killpg(head.pid, signal.SIGKILL)  # the head dies with jobs in flight on the nodes
+    head.wait(timeout=30)
+    result = dgm("resume", str(run_dir), "--executor", "ray", "--ray-address", cluster.address)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "stopped: evaluation budget reached" in result.stdout, result.stdout
+    with Run.open(run_dir) as run:
+        evals = run.evaluations()
+        assert len(evals) == 6 and len({(e.node_id, e.task_id) for e in evals}) == 6
+        placed_ids = Counter(p["job_id"] for p in run.events_of("job_placed"))
+        assert all(placed_ids[e.job_id] >= 1 for e in evals)  # each says which node ran it
+        assert not run.jobs(["running", "queued"])
