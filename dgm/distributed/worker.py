@@ -39,6 +39,15 @@ def node_identity() -> dict[str, str]:
     return {"id": node_id, "ip": ray.util.get_node_ip_address(), "name": name}
 
 
+def warm() -> str:
+    """Start a worker process and load what a job needs, before the first job: a Ray
+    worker's first start (a Python process, dgm's imports) costs seconds."""
+    import dgm.jobs.evaluate  # noqa: F401
+    import dgm.jobs.expand  # noqa: F401
+
+    return node_identity()["name"]
+
+
 def run_parcel(
     parcel: Parcel,
     run: Callable[[Any], Any],

@@ -22,7 +22,7 @@ from typing import Any
 
 from dgm.distributed.cluster import SLOT_RESOURCE, connect, require_ray, total_slots
 from dgm.distributed.parcel import Parcel, Returned, pack, receive
-from dgm.distributed.worker import run_parcel
+from dgm.distributed.worker import run_parcel, warm
 from dgm.errors import DgmError
 from dgm.loop.executors import Completion, JobCrashed, Outcome, Ticket, Work
 
@@ -59,6 +59,7 @@ class RayExecutor:
             retry_exceptions=False,
         )  # fmt: skip
         self._head = ray.get_runtime_context().get_node_id()
+        self.warm_nodes = self._warm_up(min(workers, total_slots(slot_resource)), slot_resource)
         self._pending: dict[Any, tuple[Ticket, Work, Parcel, float]] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -67,6 +68,12 @@ class RayExecutor:
         self._t0 = time.monotonic()
         self._waiter = threading.Thread(target=self._wait_loop, name="dgm-ray-wait", daemon=True)
         self._waiter.start()
+
+    def _warm_up(self, count: int, slot_resource: str) -> list[str]:
+        """One worker process per slot the run will use, started and loaded now, so the
+        first jobs do not pay for it; the nodes that answered."""
+        task = self._ray.remote(warm).options(num_cpus=0, resources={slot_resource: 1})
+        return self._ray.get([task.remote() for _ in range(count)], timeout=300)
 
     def now(self) -> float:
         return time.monotonic() - self._t0
