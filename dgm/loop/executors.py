@@ -2,7 +2,7 @@
 
 The scheduler only ever calls `submit`, `next_completion` and `now`, so the thread pool
 and the process pool (wall clock) and the simulator's event heap (virtual clock) are
-interchangeable; a Ray executor can follow by implementing the same three methods.
+interchangeable; so is the Ray executor (ray_executor.py, `make_executor("ray", ...)`).
 
 A job is what the meta loop builds from an action (`Scheduler(make_job=...)`): a `Work`
 (plain data, the module-level function that runs it, and the step that records its
@@ -206,8 +206,6 @@ def _leave_ctrl_c_to_the_loop() -> None:
 
 
 EXECUTORS = {"thread": ThreadExecutor, "process": ProcessExecutor}
-RUN_EXECUTORS = (*EXECUTORS, "ray")
-"""`dgm run` also runs jobs on a Ray cluster (ray_executor.py); it needs the run."""
 
 
 def make_executor(kind: str, workers: int, run: Any = None, jobs: Any = None) -> Any:
