@@ -96,10 +96,13 @@ class RunQueries:
         rows = self.db.query("SELECT ts, cost_usd FROM llm_usage ORDER BY ts")
         return [(r["ts"], r["cost_usd"] or 0.0) for r in rows]
 
-    def evaluation_series(self) -> list[tuple[int, bool, float]]:
-        """(node, resolved, recorded at) of every evaluation, in recording order."""
-        rows = self.db.query("SELECT node_id, resolved, created_at FROM evaluations ORDER BY id")
-        return [(r["node_id"], bool(r["resolved"]), r["created_at"]) for r in rows]
+    def evaluation_series(self) -> list[tuple[int, bool, float, bool]]:
+        """(node, resolved, recorded at, tampered) of every evaluation, in recording order."""
+        rows = self.db.query(
+            "SELECT node_id, resolved, created_at, tampered FROM evaluations ORDER BY id"
+        )
+        return [(r["node_id"], bool(r["resolved"]), r["created_at"], bool(r["tampered"]))
+                for r in rows]  # fmt: skip
 
     def usual_eval_count(self) -> int:
         """The most common number of evaluations per node (the first stage's size)."""
