@@ -74,6 +74,11 @@ def status(run_dir: RunDir) -> None:
                 fg="red", bold=True,
             )  # fmt: skip
         typer.echo(f"jobs      {_fmt_counts(jobs) or 'none'}")
+        placed = run.events_of("job_placed")  # the ray executor: which node ran each job
+        if placed:
+            by_node = _count(p["node"] for p in placed)
+            shown = ", ".join(f"{node}: {n} jobs" for node, n in sorted(by_node.items()))
+            typer.echo(f"on nodes  {shown}")
         for event in run.events(limit=5):
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.pop("ts")))
             kind = event.pop("kind")

@@ -135,7 +135,7 @@ class MetaLoop:
         slots = recorded.workers if recorded and recorded.workers else config.workers
         run.event("run_started", strategy=config.strategy.name, resumed=done_jobs > 0,
                   workers=slots)  # fmt: skip
-        with make_executor(self.executor_kind, config.workers) as pool:
+        with make_executor(self.executor_kind, config.workers, run, self.jobs) as pool:
             executor = OrderedExecutor(pool, run, lambda: self.action_jobs.last_job_id,
                                        recorded, self.jobs.replay_miss)  # fmt: skip
             should_stop = lambda: executor.check() or self.rules.check()  # noqa: E731

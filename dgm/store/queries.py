@@ -113,6 +113,11 @@ class RunQueries:
         (`job_started`, `job_finished`: what a replay follows) is left out unless asked for."""
         return read_events(self.db, limit, kinds, exclude if kinds is None else ())
 
+    def events_of(self, kind: str) -> list[dict[str, Any]]:
+        """Every event of one kind, oldest first (e.g. `job_placed`: which node ran a job)."""
+        rows = self.db.query("SELECT * FROM events WHERE kind=? ORDER BY id", (kind,))
+        return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in rows]
+
     # -- aggregates for lineage and report -----------------------------------------------
     def node_costs(self) -> dict[int, float]:
         """LLM dollars attributed to each node."""
