@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dgm.errors import NotFoundError, SandboxError
+from dgm.paths import containers_dir
 from dgm.sandbox import apt_sources
 from dgm.sandbox.docker_client import docker_client
 
@@ -31,16 +32,6 @@ PARENTS: dict[str, str | None] = {"base": None, "runtime": "base", "polyglot": "
 IMAGE_NAMES = tuple(PARENTS)
 
 Log = Callable[[str], None]
-
-
-def containers_dir() -> Path:
-    override = os.environ.get("DGM_CONTAINERS_DIR")
-    path = Path(override) if override else Path(__file__).resolve().parents[2] / "containers"
-    if not (path / "runtime" / "Dockerfile").is_file():
-        raise SandboxError(
-            f"image recipes not found at {path}", "set DGM_CONTAINERS_DIR to the containers/ folder"
-        )
-    return path
 
 
 def _check_name(name: str) -> None:
