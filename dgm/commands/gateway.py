@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from dgm.commands.options import PriceOption
 from dgm.errors import DgmError
 from dgm.gateway.gateway import Gateway
 from dgm.gateway.retry import RetryPolicy
@@ -47,6 +48,7 @@ def gateway(
         bool,
         typer.Option(help="Mark each request's stable prefix for the provider's prompt cache."),
     ] = True,
+    price: PriceOption = None,
 ) -> None:
     """Serve the LLM gateway until Ctrl-C, then print the usage totals."""
     if socket is not None and port is not None:
@@ -58,6 +60,7 @@ def gateway(
         llm,
         run="standalone",
         log_dir=log,
+        prices={llm: price} if price else None,
         run_budget_usd=budget_usd,
         retry=RetryPolicy(timeout_s=timeout_s),
         on_usage=lambda r: _print_call(console, r),
