@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -81,17 +82,30 @@ def run_tool(cmd: list[str], steps: Steps, is_step: Callable[[str], bool], hint:
 
 
 def follow_docker_build(events: Iterable[dict], steps: Steps, hint: str) -> None:
-    """Consume a Docker build's event stream: log each `Step i/n`, keep the tail, stop
-    at the time limit (closing the stream cancels the build). A step silent for longer
-    than the client's read timeout ends the stream with an exception: a timeout too."""
+    """Consume a Docker build's event stream: log each `Step i/n`, keep the tail, and at
+    the time limit (even inside a silent step) cut the connection, which makes the
+    engine cancel the build and remove its intermediate container."""
+    expired = threading.Event()
+
+    def cut_at_deadline() -> None:
+        if not done.wait(max(0.0, steps.timeout_s - steps.elapsed())):
+            expired.set()
+            _disconnect(events)
+
+    done = threading.Event()
+    threading.Thread(target=cut_at_deadline, daemon=True).start()
     try:
-        _follow(iter(events), steps, hint)
+        _follow(events, steps, hint)
     except SandboxError:
         raise
-    except Exception as exc:
-        if steps.overdue() or "timed out" in str(exc).lower():
+    except Exception:
+        if expired.is_set():
             raise steps.timed_out(hint) from None
         raise
+    finally:
+        done.set()
+    if expired.is_set():
+        raise steps.timed_out(hint)
 
 
 def _follow(events: Iterable[dict], steps: Steps, hint: str) -> None:
@@ -101,8 +115,16 @@ def _follow(events: Iterable[dict], steps: Steps, hint: str) -> None:
             raise steps.fail(f"failed: {event['error'].strip().splitlines()[-1]}", hint)
         for line in event.get("stream", "").splitlines():
             steps.output(line, step=line.startswith("Step "))
-        if steps.overdue():
-            close = getattr(events, "close", None)
-            if close:
-                close()
-            raise steps.timed_out(hint)
+
+
+def _disconnect(events: Iterable[dict]) -> None:
+    """Shut the socket under the Docker SDK's build stream (a generator holding the
+    HTTP response); a blocked read in the other thread then ends at once."""
+    frame = getattr(events, "gi_frame", None)
+    response = frame.f_locals.get("response") if frame is not None else None
+    try:
+        response.raw._fp.fp.raw._sock.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]
+    except Exception:  # another SDK layout: closing the response is the next best
+        close = getattr(response, "close", None)
+        if close:
+            close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,6 @@ def test_docker_build_is_cut_at_the_timeout(tmp_path, monkeypatch, runtime_image
     assert isinstance(result.exception, SandboxError), result.output
     assert "timed out after 5 s" in str(result.exception)
     assert "  | dgm-sleeping" in result.output
+    time.sleep(3)  # the engine cancels the build when the connection goes
+    running = images.docker_client().api.containers(all=True)
+    assert not [c for c in running if "dgm-sleeping" in c.get("Command", "")]
