@@ -63,3 +63,20 @@ def test_gateway_serves_a_free_local_model_with_price_0_0() -> None:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "gateway usage" in out
+
+
+def test_run_takes_the_price_of_a_self_hosted_model(tmp_path, polyglot_dir) -> None:
+    """Without --price the run refuses before anything starts; with it, the checks move
+    on to the next thing (here a Docker engine that is not there)."""
+    env = {
+        **os.environ,
+        "DGM_POLYGLOT_DIR": str(polyglot_dir),
+        "DOCKER_HOST": "unix:///nonexistent",
+    }
+    base = [DGM, "run", str(tmp_path / "r"), "--llm", LOCAL, "--subset", "python"]
+    unpriced = subprocess.run(base, capture_output=True, text=True, env=env, timeout=120)
+    assert unpriced.returncode == 1 and "pass --price INPUT,OUTPUT" in unpriced.stderr
+    priced = subprocess.run([*base, "--price", "0,0"], capture_output=True, text=True, env=env,
+                            timeout=120)  # fmt: skip
+    assert priced.returncode == 1 and "Docker is not available" in priced.stderr, priced.stderr
+    assert "price" not in priced.stderr and not (tmp_path / "r").exists()
