@@ -13,7 +13,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from dgm.errors import NotFoundError, SandboxError
+from dgm.errors import NotFoundError
 from dgm.paths import swe_suite_dir
 
 IMAGE = "dgm/swe-dgm-suite"
@@ -72,6 +72,7 @@ def check() -> str:
 def build(log=print, force: bool = False) -> str:  # noqa: ANN001 - a print-like callable
     """Build the suite image (and the runtime image below it) offline; returns its tag."""
     from dgm.sandbox import images
+    from dgm.sandbox.build_steps import Steps, follow_docker_build
     from dgm.sandbox.docker_client import docker_client
 
     runtime = images.build("runtime", log=log)
@@ -91,8 +92,6 @@ def build(log=print, force: bool = False) -> str:  # noqa: ANN001 - a print-like
         pull=False,
         decode=True,
     )
-    for event in stream:
-        if "error" in event:
-            raise SandboxError(f"building {full} failed: {event['error'].strip()}")
+    follow_docker_build(stream, Steps("swe-dgm-suite", log), "the failing step is above")
     log(f"swe-dgm-suite: built {full}")
     return full
