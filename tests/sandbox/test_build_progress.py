@@ -76,3 +76,21 @@ def test_docker_build_is_cut_at_the_timeout(tmp_path, monkeypatch, runtime_image
     time.sleep(3)  # the engine cancels the build when the connection goes
     running = images.docker_client().api.containers(all=True)
     assert not [c for c in running if "dgm-sleeping" in c.get("Command", "")]
+
+
+def test_docker_event_stream_success_and_error() -> None:
+    from dgm.sandbox.build_steps import follow_docker_build
+
+    lines: list[str] = []
+    ok = [
+        {"stream": "Step 1/2 : FROM x\n"},
+        {"stream": " ---> abc\n"},
+        {"stream": "Step 2/2 : RUN y"},
+    ]
+    follow_docker_build(iter(ok), Steps("suite", lines.append), "hint")
+    assert [line.split("] ")[1] for line in lines] == ["Step 1/2 : FROM x", "Step 2/2 : RUN y"]
+    bad = [*ok, {"stream": "boom output\n"}, {"error": "The command 'y' returned 1"}]
+    lines.clear()
+    with pytest.raises(SandboxError, match="building image suite failed: The command 'y'"):
+        follow_docker_build(iter(bad), Steps("suite", lines.append), "hint")
+    assert "  | boom output" in lines and lines[-1] == "  | The command 'y' returned 1"
