@@ -72,8 +72,12 @@ def run_tool(cmd: list[str], steps: Steps, is_step: Callable[[str], bool], hint:
 
     threading.Thread(target=kill_at_deadline, daemon=True).start()
     assert proc.stdout is not None
-    for line in proc.stdout:
-        steps.output(line, step=is_step(line))
+    try:
+        for line in proc.stdout:
+            steps.output(line, step=is_step(line))
+    except BaseException:  # Ctrl-C: its own session does not get the terminal's SIGINT
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     code = proc.wait()
     if expired.is_set():
         raise steps.timed_out(hint)
