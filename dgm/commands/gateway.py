@@ -67,6 +67,7 @@ def gateway(
         port=None if socket is not None else (port or 0),
         prompt_caching=prompt_caching,
     ).start()
+    stop = _stop_on_sigterm()  # before "listening": a supervisor may stop it at once
     try:
         endpoint = gw.bind_job(BINDING, socket_path=socket, container_socket_path=None)
         if socket is not None:
@@ -79,16 +80,20 @@ def gateway(
         if endpoint.log_path is not None:
             typer.echo(f"exchanges are logged to {endpoint.log_path}")
         typer.echo("Ctrl-C stops.", err=True)
-        _wait_for_interrupt()
+        _wait_for_interrupt(stop)
     finally:
         gw.stop()
     _print_totals(gw.totals())
 
 
-def _wait_for_interrupt() -> None:
-    """Block until Ctrl-C or SIGTERM."""
+def _stop_on_sigterm() -> threading.Event:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    return stop
+
+
+def _wait_for_interrupt(stop: threading.Event) -> None:
+    """Block until Ctrl-C or SIGTERM."""
     try:
         while not stop.wait(0.5):
             pass
