@@ -117,7 +117,7 @@ def _exit_for_click(exc: Exception) -> None:
     line = usage.usage_line(exc)
     if line is not None:
         if line[0]:
-            typer.secho(line[0], fg="red", err=True)
+            typer.secho(key_redaction.scrub(line[0]), fg="red", err=True)
         sys.exit(line[1])
     if usage.is_abort(exc):
         typer.echo("aborted", err=True)
