@@ -194,8 +194,19 @@ class ExpandConfig(Section):
 
 
 class ExecutorConfig(Section):
-    kind: Literal["thread", "process"] = "thread"
-    """Where jobs run: threads of the dgm process, or spawned worker processes."""
+    kind: Literal["thread", "process", "ray"] = "thread"
+    """Where jobs run: threads of the dgm process, spawned worker processes, or Ray tasks
+    on the nodes of a Ray cluster."""
+    address: str | None = None
+    """Ray: the cluster to join (`HOST:6379`, `ray://HOST:10001`); default: the one
+    `ray start` left on this machine."""
+    gateway_host: str = "127.0.0.1"
+    """Ray: where the LLM gateway listens for the workers' relays (`0.0.0.0` for a cluster
+    of several machines: calls need a job's token)."""
+    slot_resource: str = "dgm_slot"
+    """Ray: the custom resource a node offers per sandbox it runs at once."""
+    max_retries: int = Field(default=3, ge=0)
+    """Ray: how often a job whose node died runs again elsewhere."""
 
 
 class StopLimitsConfig(Section):

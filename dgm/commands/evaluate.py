@@ -97,6 +97,12 @@ def eval_command(
     errors = [o for o in outcomes if o.error]
     if errors:
         console.print(f"{len(errors)} task(s) recorded an error; see their result.json")
+    tampered = [o.task_id for o in outcomes if o.tampered]
+    if tampered:
+        console.print(
+            f"[bold red]{len(tampered)} task(s) TAMPERED with the test run (the judge's "
+            f"canaries caught it; counted as failures): {', '.join(tampered[:20])}[/bold red]"
+        )
     console.print(f"results: {path}")
 
 
