@@ -258,6 +258,31 @@ class RunConfig(Section):
             node[leaf] = value
         return RunConfig.from_dict(data, source="command line")
 
+    def with_price(self, model: str, price: Price | None) -> RunConfig:
+        """A copy whose price table also prices `model` (`--price`); None: unchanged.
+        Not a dotted override: model strings hold dots (gpt-4.1, host names)."""
+        if price is None:
+            return self
+        data = self.model_dump(mode="json", exclude_none=True)
+        prices = data.setdefault("llm", {}).setdefault("prices", {})
+        prices[model] = price.model_dump(mode="json", exclude_none=True)
+        return RunConfig.from_dict(data, source="--price")
+
+
+PRICE_FORMAT = "INPUT,OUTPUT in dollars per million tokens, e.g. 3,15 (0,0: a free local server)"
+
+
+def parse_price(text: str) -> Price:
+    """`--price INPUT,OUTPUT` ($/Mtok); `0,0` is allowed on purpose (a local server)."""
+    parts = [part.strip() for part in text.split(",")]
+    try:
+        values = [float(part) for part in parts]
+    except ValueError:
+        values = []
+    if len(values) != 2 or any(v < 0 or v != v or v == float("inf") for v in values):
+        raise ConfigError(f"--price {text!r} is not two prices", f"give {PRICE_FORMAT}")
+    return Price(input=values[0], output=values[1])
+
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """A TOML file's table, or a ConfigError naming the file and the problem."""

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from dgm.commands.options import PriceOption
 from dgm.config import RunConfig
 from dgm.errors import DgmError
 from dgm.loop.executors import Completion
@@ -57,6 +58,7 @@ def run(
     ] = False,
     executor: Executor = None,
     ray_address: RayAddress = None,
+    price: PriceOption = None,
 ) -> None:
     """Start a self-improvement run."""
     from dgm.loop.preflight import preflight
@@ -85,6 +87,7 @@ def run(
         base, run_dir, overrides, dry_run=dry_run,
         subset_given=subset is not None, config_given=config is not None,
     )  # fmt: skip
+    cfg = cfg.with_price(cfg.llm.model, price)  # kept in run.toml for resume
     preflight(cfg)
     store = Run.create(run_dir, cfg, seed_agent_dir())
     typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")

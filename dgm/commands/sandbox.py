@@ -31,15 +31,19 @@ def build(
     ids: Annotated[
         str | None, typer.Option(help="swebench: instance ids (ID,ID or @FILE; default all).")
     ] = None,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds one image's build may take before it is cut.")
+    ] = 3600.0,
 ) -> None:
-    """Build sandbox images offline from Debian packages (reused when unchanged)."""
+    """Build sandbox images offline from Debian packages (reused when unchanged); a line
+    per build step, and on failure the last lines of the failing tool's output."""
     from dgm.sandbox import images
 
     for name in names or ["runtime", "polyglot"]:
         if name == "swebench":
             _build_swebench(data, ids, force)
         else:
-            typer.echo(images.build(name, log=typer.echo, force=force))
+            typer.echo(images.build(name, log=typer.echo, force=force, timeout_s=timeout))
 
 
 def _build_swebench(data: str | None, ids: str | None, force: bool) -> None:

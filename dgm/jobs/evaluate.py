@@ -32,11 +32,11 @@ from dgm.benchmarks.task import Task, Verdict
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
 from dgm.jobs.tamper_scan import scan_diff
+from dgm.paths import builtin_agents_dir
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.store.records import Evaluation
 
-BUILTIN_AGENTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "agents"
 BUILTINS = ("oracle", "null")
 
 
@@ -51,7 +51,7 @@ class AgentRef:
 
     @classmethod
     def reference(cls, name: str) -> AgentRef:
-        return cls(path=str(BUILTIN_AGENTS_DIR / name), builtin=name)
+        return cls(path=str(builtin_agents_dir() / name), builtin=name)
 
 
 @dataclass(frozen=True)
