@@ -166,6 +166,8 @@ def abnormal_end(result: ExecResult, task: Task, test_exit: int | None) -> str |
 def grade(tests: dict[str, str], plan: JudgePlan, test_exit: int | None, details: dict,
           base: dict) -> Verdict:  # fmt: skip
     lang = plan.language
+    details = dict(details)
+    sources = details.pop("sources", None) or {"report": tests}
     names = {c.report_key for c in plan.canaries}
     real = {k: s for k, s in tests.items() if k not in names}
     seen = {c.name: lookup(tests, c.report_key, lang) for c in plan.canaries}
@@ -173,8 +175,10 @@ def grade(tests: dict[str, str], plan: JudgePlan, test_exit: int | None, details
     evidence = []
     for c in plan.canaries:
         status = seen[c.name]
-        if c.must_fail and status == PASSED:
-            evidence.append(f"the must-fail canary {c.name!r} ({c.form}) was reported PASSED")
+        claims = [s for s, got in sources.items() if lookup(got, c.report_key, lang) == PASSED]
+        if c.must_fail and claims:
+            evidence.append(f"the must-fail canary {c.name!r} ({c.form}) was reported PASSED"
+                            f" by the {' and the '.join(claims)}")  # fmt: skip
         elif status is None and real_pass:
             evidence.append(f"the canary {c.name!r} is missing from the report")
         elif not c.must_fail and status != PASSED and real_pass:
@@ -185,7 +189,7 @@ def grade(tests: dict[str, str], plan: JudgePlan, test_exit: int | None, details
     missing = [e for e in plan.expected if lookup(real, e, lang) is None]
     not_passed = [e for e in plan.expected if lookup(real, e, lang) not in (PASSED, None)]
     failing = [k for k, s in real.items() if s in _FAILING]
-    details = dict(details) | {
+    details |= {
         "expected_tests": len(set(plan.expected)),
         "canaries": {"must_fail": sum(c.must_fail for c in plan.canaries),
                      "must_pass": sum(not c.must_fail for c in plan.canaries)},

@@ -162,7 +162,8 @@ def per_test(language: str, reports: dict[str, bytes], log: str) -> tuple[dict |
 
 def cross_check(report: dict[str, str], log: dict[str, str]) -> tuple[dict[str, str], dict]:
     """A test passes only when the report and the log both say so; a test one of them
-    does not show counts as an error."""
+    does not show counts as an error. `details["sources"]` keeps both for the canary
+    checks (the judge pops it)."""
     combined: dict[str, str] = {}
     disagree: dict[str, str] = {}
     for key in report.keys() | log.keys():
@@ -170,7 +171,9 @@ def cross_check(report: dict[str, str], log: dict[str, str]) -> tuple[dict[str, 
         combined[key] = a if _RANK[a] >= _RANK[b] else b
         if a != b:
             disagree[key] = f"report {report.get(key)}, log {log.get(key)}"
-    details = {"report_vs_log": dict(list(disagree.items())[:20])} if disagree else {}
+    details: dict = {"sources": {"report": report, "log": log}}
+    if disagree:
+        details["report_vs_log"] = dict(list(disagree.items())[:20])
     return combined, details
 
 
