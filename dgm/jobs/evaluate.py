@@ -129,6 +129,10 @@ class EvalOutcome:
     stage: int = 1
     tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
     """The static tamper scan of the patch (tamper_scan.py): warnings, not a verdict."""
+    tampered: bool = False
+    """The judge caught the patch interfering with the test run (Verdict.tampered)."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """From the verdict: `tamper_evidence` when tampered."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -155,7 +159,8 @@ class EvalOutcome:
             log_dir=log_dir,
             job_id=self.job_id,
             details={"tests": self.tests, "usage": self.usage, "language": self.language}
-            | ({"tamper_warnings": self.tamper_warnings} if self.tamper_warnings else {}),
+            | ({"tamper_warnings": self.tamper_warnings} if self.tamper_warnings else {})
+            | self.details,
         )
 
 
@@ -225,6 +230,8 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
         node_id=job.node_id,
         stage=job.stage,
         tamper_warnings=scan_diff(agent.patch, role="solution"),
+        tampered=verdict.tampered,
+        details={k: v for k, v in verdict.details.items() if k == "tamper_evidence"},
     )
     (log_dir / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome
