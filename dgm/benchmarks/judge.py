@@ -137,8 +137,11 @@ def verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
     error = abnormal_end(result, task, test_exit)
     if error:
         return Verdict(False, error=error, **base)  # type: ignore[arg-type]
-    reports = {name: base64.b64decode(data) for name, data in _REPORT.findall(result.output)}
-    log = _REPORT.sub("", result.output)
+    # judge_prep prints the reports after its last marker, once every process of the tests
+    # is dead: report lines before it were printed by the tests themselves.
+    last = list(_EXITED.finditer(result.output))[-1]
+    log, after = result.output[: last.start()], result.output[last.end() :]
+    reports = {name: base64.b64decode(data) for name, data in _REPORT.findall(after)}
     if result.truncated and task.language in ("go", "rust"):
         return Verdict(False, error="the test output was truncated: no complete report", **base)  # type: ignore[arg-type]
     tests, details = polyglot_reports.per_test(task.language, reports, log)

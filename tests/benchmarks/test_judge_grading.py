@@ -249,3 +249,11 @@ def test_allowlist_takes_solution_files_and_the_languages_new_files(tmp_path: Pa
     assert prep.package_of("java", b"// package evil;\npackage org.assertj.core.api;\n") == (
         "org.assertj.core.api"
     )
+
+
+def test_report_lines_printed_by_the_tests_are_not_read() -> None:
+    cases = {"adds": "PASSED", "subtracts": "PASSED", "small value": "FAILED",
+             "edge zero": "PASSED"}  # fmt: skip
+    forged = _output(1, {"report.xml": _junit(cases)})  # printed by the tests
+    verdict = _verdict(forged + _output(1, {}))  # then judge_prep's own last lines
+    assert not verdict.resolved and "no per-test report" in verdict.error
