@@ -241,7 +241,11 @@ def render(
     lines = [ln for ln in lines if not ln.startswith("#[")]
     name = canary.name
     if language == "python":
-        head, inner = f"def {name}():" if module_level else f"def {name}(self):", "    "
+        # The same parameters as the file's tests (class decorators such as mock.patch
+        # pass extra arguments to every test method).
+        tests = _python_tests(text)
+        params = ast.unparse(tests[-1][2].args) if tests else ("" if module_level else "self")
+        head, inner = f"def {name}({params}):", "    "
         return _block(indent, [head], lines, [], inner) + "\n"
     if language == "go":
         return _block(indent, [f"func {name}(t *testing.T) {{"], lines, ["}"], "\t") + "\n"
