@@ -219,7 +219,7 @@ CPP_MACROS = "\n".join([
     '#include "test/catch.hpp"', "#undef REQUIRE", "#undef REQUIRE_THROWS_AS", "#undef CHECK",
     "#define REQUIRE(...) do { (void)sizeof(__VA_ARGS__); } while (0)",
     "#define CHECK(...) do { (void)sizeof(__VA_ARGS__); } while (0)",
-    "#define REQUIRE_THROWS_AS(expr, type) do { } while (0)", ""])  # fmt: skip
+    "#define REQUIRE_THROWS_AS(expr, type) do { (void)sizeof(expr); } while (0)", ""])  # fmt: skip
 CPP_FORGE = r"""
 #include <cstdlib>
 #include <fstream>
