@@ -61,10 +61,11 @@ def judged(task: polyglot.Task) -> tuple[float, Verdict, ExecResult]:
         seen.append(run_command(*args, **kwargs))  # type: ignore[arg-type]
         return seen[-1]
 
+    patch = polyglot.reference_patch(task)
     judge_module.run_command = recording  # type: ignore[assignment]
     try:
         started = time.perf_counter()
-        verdict, _log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
+        verdict, _log = judge_polyglot(task, patch, LIMITS)
         return time.perf_counter() - started, verdict, seen[-1]
     finally:
         judge_module.run_command = run_command
