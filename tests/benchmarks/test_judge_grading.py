@@ -257,3 +257,17 @@ def test_report_lines_printed_by_the_tests_are_not_read() -> None:
     forged = _output(1, {"report.xml": _junit(cases)})  # printed by the tests
     verdict = _verdict(forged + _output(1, {}))  # then judge_prep's own last lines
     assert not verdict.resolved and "no per-test report" in verdict.error
+
+
+def test_eval_outcome_carries_tampering_into_the_evaluation() -> None:
+    from dgm.jobs.evaluate import EvalOutcome
+
+    outcome = EvalOutcome(
+        "eval-1", "python__x", "polyglot", "python", False, False, {}, None, None, 1.0, 1.0,
+        1.0, 0.1, 0, False, 0, None, {}, {}, tampered=True,
+        details={"tamper_evidence": "the must-fail canary 'x' was reported PASSED"},
+    )  # fmt: skip
+    assert EvalOutcome.from_dict(outcome.to_dict()) == outcome
+    evaluation = outcome.to_evaluation(3)
+    assert not evaluation.resolved
+    assert "must-fail canary" in evaluation.details["tamper_evidence"]
