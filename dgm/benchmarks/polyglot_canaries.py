@@ -243,8 +243,8 @@ def render(
     if language == "python":
         # The same parameters as the file's tests (class decorators such as mock.patch
         # pass extra arguments to every test method).
-        tests = _python_tests(text)
-        params = ast.unparse(tests[-1][2].args) if tests else ("" if module_level else "self")
+        plain = [node for _, _, node in _python_tests(text) if not node.decorator_list]
+        params = ast.unparse(plain[0].args) if plain else ("" if module_level else "self")
         head, inner = f"def {name}({params}):", "    "
         return _block(indent, [head], lines, [], inner) + "\n"
     if language == "go":
