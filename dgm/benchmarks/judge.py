@@ -135,6 +135,8 @@ def verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
                 timed_out=result.timed_out, seconds=result.duration_s,
                 test_seconds=took)  # fmt: skip
     error = abnormal_end(result, task, test_exit)
+    if not error and not plan.expected:
+        error = "the hidden test files define no tests: nothing can pass"
     if error:
         return Verdict(False, error=error, **base)  # type: ignore[arg-type]
     # judge_prep prints the reports after its last marker, once every process of the tests
@@ -198,9 +200,7 @@ def grade(tests: dict[str, str], plan: JudgePlan, test_exit: int | None, details
                      "must_pass": sum(not c.must_fail for c in plan.canaries)},
     }  # fmt: skip
     error = None
-    if not plan.expected:
-        error = "the judge found no tests in the hidden test files"
-    elif missing:
+    if missing:
         error = f"{len(missing)} expected tests missing from the report: " + ", ".join(missing[:5])
     if missing:
         details["missing_tests"] = missing[:20]

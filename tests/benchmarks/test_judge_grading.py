@@ -271,3 +271,11 @@ def test_eval_outcome_carries_tampering_into_the_evaluation() -> None:
     evaluation = outcome.to_evaluation(3)
     assert not evaluation.resolved
     assert "must-fail canary" in evaluation.details["tamper_evidence"]
+
+
+def test_zero_expected_tests_is_never_resolved() -> None:
+    empty = JudgePlan("go")
+    task = polyglot.Task("go__x", "polyglot", "go", "", "", "", "", 60, "/nowhere")
+    output = _output(0, {}, log="ok  \tx\t0.01s [no tests to run]\nPASS\n")
+    verdict = verdict_from(_result(output), task, empty)
+    assert not verdict.resolved and "define no tests" in verdict.error
