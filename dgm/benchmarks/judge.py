@@ -196,8 +196,11 @@ def grade(tests: dict[str, str], plan: JudgePlan, test_exit: int | None, details
     failing = [k for k, s in real.items() if s in _FAILING]
     details |= {
         "expected_tests": len(set(plan.expected)),
-        "canaries": {"must_fail": sum(c.must_fail for c in plan.canaries),
-                     "must_pass": sum(not c.must_fail for c in plan.canaries)},
+        # Their names, so that no prompt shows them (dgm/jobs/diagnose.py): as secret as
+        # the hidden tests.
+        "canaries": sorted({c.name for c in plan.canaries}),
+        "canary_counts": {"must_fail": sum(c.must_fail for c in plan.canaries),
+                          "must_pass": sum(not c.must_fail for c in plan.canaries)},
     }  # fmt: skip
     error = None
     if missing:

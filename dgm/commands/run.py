@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from dgm.commands.options import PriceOption
 from dgm.config import RunConfig
 from dgm.errors import DgmError
 from dgm.loop.executors import Completion
@@ -18,7 +19,12 @@ from dgm.paths import seed_agent_dir
 from dgm.report.costs import spend_lines
 from dgm.store import Run
 
-Executor = Annotated[str | None, typer.Option(help="Where jobs run: thread (default) or process.")]
+Executor = Annotated[
+    str | None, typer.Option(help="Where jobs run: thread (default), process or ray.")
+]
+RayAddress = Annotated[
+    str | None, typer.Option(help="The Ray cluster to join (default: this machine's).")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -51,15 +57,20 @@ def run(
         bool, typer.Option("--dry-run", help="Offline and free: the built-in scripted model.")
     ] = False,
     executor: Executor = None,
+    ray_address: RayAddress = None,
+    price: PriceOption = None,
 ) -> None:
     """Start a self-improvement run."""
     from dgm.loop.preflight import preflight
+
+    _need_ray_if_asked(executor, config)
 
     base = RunConfig.load(config) if config else RunConfig()
     overrides: dict[str, Any] = {
         "seed": seed,
         "workers": workers,
         "executor.kind": executor,
+        "executor.address": ray_address,
         "strategy.name": strategy,
         "benchmark.name": benchmark,
         "benchmark.subset": subset,
@@ -75,6 +86,7 @@ def run(
         base, run_dir, overrides, dry_run=dry_run,
         subset_given=subset is not None, config_given=config is not None,
     )  # fmt: skip
+    cfg = cfg.with_price(cfg.llm.model, price)  # kept in run.toml for resume
     preflight(cfg)
     store = Run.create(run_dir, cfg, seed_agent_dir())
     typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
@@ -89,14 +101,17 @@ def resume(
     budget_usd: Annotated[float | None, typer.Option(help="Raise the dollar cap.")] = None,
     max_hours: Annotated[float | None, typer.Option(help="Raise the time limit.")] = None,
     executor: Executor = None,
+    ray_address: RayAddress = None,
 ) -> None:
     """Continue a stopped or crashed run: finished work is kept, in-flight jobs re-run."""
     from dgm.loop.preflight import preflight
 
     store = Run.open(run_dir)
+    _need_ray_if_asked(executor or store.config.executor.kind, None)
     overrides = {
         "workers": workers,
         "executor.kind": executor,
+        "executor.address": ray_address,
         "limits.max_evals": max_evals,
         "limits.max_nodes": max_nodes,
         "limits.budget_usd": budget_usd,
@@ -108,6 +123,16 @@ def resume(
     typer.echo(f"resuming {run_dir}: {len(store.nodes())} nodes, "
                f"{len(store.evaluations())} evaluations")  # fmt: skip
     _drive(store)
+
+
+def _need_ray_if_asked(executor: str | None, config: Path | None) -> None:
+    """`--executor ray` (or `[executor] kind = "ray"`) without Ray: one line, exit 2."""
+    kind = executor or (RunConfig.load(config).executor.kind if config else None)
+    from dgm.distributed.cluster import INSTALL, ray_installed
+
+    if kind == "ray" and not ray_installed():
+        typer.echo(f"error: the ray executor needs Ray: {INSTALL}", err=True)
+        raise typer.Exit(2)
 
 
 def _drive(store: Run) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -57,6 +57,8 @@ class LoopSummary:
     elapsed_s: float
     utilisation: float | None = None
     stop_kind: StopKind = StopKind.STRATEGY
+    tampered: dict[int, int] = field(default_factory=dict)
+    """Node -> evaluations the judge caught tampering with the test run (never best)."""
 
     @property
     def failed(self) -> bool:
@@ -74,6 +76,16 @@ class LoopSummary:
             f"best:    {best}",
             f"nodes:   {self.nodes}   evaluations: {self.evaluations}",
             f"spend:   ${self.spend_usd:.2f}   time: {self.elapsed_s / 60:.1f} min",
+        ] + self.tamper_lines()
+
+    def tamper_lines(self) -> list[str]:
+        if not self.tampered:
+            return []
+        nodes = ", ".join(f"{n} ({k}x)" for n, k in sorted(self.tampered.items()))
+        count = sum(self.tampered.values())
+        return [
+            f"TAMPERED: {count} evaluation(s), node(s) {nodes}: the judge caught the patch "
+            "interfering with the test run; failures, never best or exported"
         ]
 
 
@@ -118,7 +130,7 @@ class MetaLoop:
         strategy = self.strategy = make_strategy(config.strategy, seed=seed)
         budget = SearchBudget(max_evals=config.limits.max_evals, max_nodes=config.limits.max_nodes)
         run.event("run_started", strategy=config.strategy.name, resumed=done_jobs > 0)
-        with make_executor(self.executor_kind, config.workers) as executor:
+        with make_executor(self.executor_kind, config.workers, run, self.jobs) as executor:
             self.scheduler = Scheduler(
                 strategy,
                 self.state,
@@ -195,4 +207,5 @@ class MetaLoop:
             elapsed_s=self.clock.total_s(),
             utilisation=summary.utilisation,
             stop_kind=kind,
+            tampered={n: s.tampered for n, s in run.scores().items() if s.tampered},
         )

@@ -23,6 +23,9 @@ class Recorder:
         if self.cancelled.is_set():
             return JobCrashed("cancelled")  # a killed judge proves nothing: re-run on resume
         recorded = self.run.record_evaluation(evaluation)
+        if recorded.tampered:  # in the run's events too: `dgm status` lists the latest
+            self.run.event("tampered", node=recorded.node_id, task=recorded.task_id,
+                           evidence=" ".join(recorded.tamper_evidence.split())[:200])  # fmt: skip
         self.rules.job_finished()
         return Evaluated(recorded.resolved)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dgm.errors import RunDirError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Migration N brings a database from version N-1 to N. Add new ones at the end; never
 # edit a shipped one.
@@ -96,6 +96,11 @@ MIGRATIONS: dict[int, str] = {
     # Prompt caching: input tokens written to the provider's cache, priced on their own.
     2: """
     ALTER TABLE llm_usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    """,
+    # The judge caught the patch tampering with the test run (canaries): never resolved,
+    # never best, never exported. Evaluations recorded before this are untampered.
+    3: """
+    ALTER TABLE evaluations ADD COLUMN tampered INTEGER NOT NULL DEFAULT 0;
     """,
 }
 

@@ -259,17 +259,21 @@ def test_report_lines_printed_by_the_tests_are_not_read() -> None:
     assert not verdict.resolved and "no per-test report" in verdict.error
 
 
-def test_eval_outcome_carries_tampering_into_the_evaluation() -> None:
+def test_eval_outcome_carries_tampering_and_the_canary_names() -> None:
     from dgm.jobs.evaluate import EvalOutcome
 
+    cases = {"adds": "PASSED", "subtracts": "PASSED", "small value": "PASSED",
+             "edge zero": "PASSED"}  # fmt: skip
+    verdict = _verdict(_output(0, {"report.xml": _junit(cases)}))
+    assert verdict.tampered and set(verdict.details["canaries"]) == {"small value", "edge zero"}
     outcome = EvalOutcome(
-        "eval-1", "python__x", "polyglot", "python", False, False, {}, None, None, 1.0, 1.0,
+        "eval-1", "cpp__x", "polyglot", "cpp", False, False, verdict.tests, 2, 2, 1.0, 1.0,
         1.0, 0.1, 0, False, 0, None, {}, {}, tampered=True,
-        details={"tamper_evidence": "the must-fail canary 'x' was reported PASSED"},
+        tamper_evidence=verdict.details["tamper_evidence"],
+        canaries=verdict.details["canaries"],
     )  # fmt: skip
-    assert EvalOutcome.from_dict(outcome.to_dict()) == outcome
     evaluation = outcome.to_evaluation(3)
-    assert not evaluation.resolved
+    assert not evaluation.resolved and evaluation.tampered
     assert "must-fail canary" in evaluation.details["tamper_evidence"]
 
 
