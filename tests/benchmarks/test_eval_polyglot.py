@@ -80,3 +80,14 @@ def test_a_missing_image_is_reported_up_front(
         evaluate_task(job, EvalContext())
     [outcome] = evaluate_agent(AgentRef.reference("null"), [broken], tmp_path)
     assert not outcome.resolved and "no-such-image" in outcome.error
+
+
+def test_doing_nothing_never_resolves_a_stub_that_already_passes(
+    polyglot_dir: Path, polyglot_image: str, tmp_path: Path
+) -> None:
+    """Go's `ledger` is a refactoring exercise: its stub passes every hidden test."""
+    task = polyglot.PolyglotBenchmark(polyglot_dir).task("go__ledger")
+    [outcome] = evaluate_agent(AgentRef.reference("null"), [task], tmp_path, workers=1)
+    assert outcome.tests_total and outcome.tests_passed == outcome.tests_total
+    assert not outcome.resolved and outcome.empty_patch
+    assert "empty patch is never resolved" in (outcome.error or "")
