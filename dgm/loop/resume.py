@@ -18,20 +18,23 @@ def rebuild_state(run: Run, plan: TaskPlan, barren_after: int = BARREN_AFTER) ->
     all_nodes = run.nodes()
     nodes = [(str(n.id), None if n.parent_id is None else str(n.parent_id))
              for n in all_nodes if n.status == "active"]  # fmt: skip
-    history: list[tuple[float, str, str]] = []  # (when, what, node or parent)
+    history: list[tuple[float, str, str, str]] = []  # (when, what, node or parent, task)
     for n in all_nodes:
-        if n.parent_id is not None:
-            history.append((n.created_at, "child" if n.status == "active" else "failed",
-                            str(n.id) if n.status == "active" else str(n.parent_id)))  # fmt: skip
+        if n.parent_id is None:
+            continue
+        if n.status == "active":
+            history.append((n.created_at, "child", str(n.id), ""))
+        else:  # a rejected child: a failed expansion of its parent
+            history.append((n.created_at, "failed", str(n.parent_id), ""))
     for job in run.jobs(["done"]):
         if job.kind == "expand" and job.result and "node_id" not in job.result:
-            history.append((job.finished_at or 0.0, "failed", str(job.inputs["parent"])))
+            history.append((job.finished_at or 0.0, "failed", str(job.inputs["parent"]), ""))
     planned = set(plan.stage1) | set(plan.stage2)
     active = {node for node, _ in nodes}
     evaluations = [e for e in run.evaluations()
                    if e.task_id in planned and str(e.node_id) in active]  # fmt: skip
-    history += [(e.created_at, "evaluated", str(e.node_id)) for e in evaluations]
-    failed = [who for _, what, who in history if what == "failed"]
+    history += [(e.created_at, "evaluated", str(e.node_id), e.task_id) for e in evaluations]
+    failed = [who for _, what, who, _ in history if what == "failed"]
     codes = {str(k): v for k, v in run.code_ids().items()}
     results = [(str(e.node_id), e.task_id, e.resolved) for e in evaluations]
     state = SearchState.replay(plan, nodes, _stage_order(results, plan), failed, codes=codes)
@@ -43,18 +46,24 @@ def rebuild_state(run: Run, plan: TaskPlan, barren_after: int = BARREN_AFTER) ->
 
 
 def _barren_streaks(
-    history: list[tuple[float, str, str]], parents: dict[str, str | None], codes: dict[str, str]
+    history: list[tuple[float, str, str, str]],
+    parents: dict[str, str | None],
+    codes: dict[str, str],
 ) -> dict[str, int]:
-    """Each code's expansions without news since it was last evaluated, keyed by a node
-    with that code (the rule of SearchState.expansion_finished, replayed in time order)."""
+    """Each code's expansions without news since it got a result on a new task, keyed by
+    a node with that code (SearchState's rule, replayed in time order)."""
     root = next(node for node, parent in parents.items() if parent is None)
     seen = {codes.get(root, root)}
     streak: dict[str, int] = {}
     holder: dict[str, str] = {codes.get(root, root): root}
-    for _, what, who in history:
+    evaluated: set[tuple[str, str]] = set()
+    for _, what, who, task in history:
         if what == "evaluated":
-            holder.setdefault(codes.get(who, who), who)
-            streak[codes.get(who, who)] = 0
+            key = codes.get(who, who)
+            holder.setdefault(key, who)
+            if (key, task) not in evaluated:
+                evaluated.add((key, task))
+                streak[key] = 0
             continue
         parent = who if what == "failed" else parents[who]
         if parent is None or parent not in parents:
