@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from dgm.paths import seed_agent_dir
 from dgm.report.costs import spend_lines
 from dgm.store import Run
 from dgm.store.run import CONFIG_FILE
-from dgm.store.run_lock import RunLock, RunLocked
+from dgm.store.run_lock import LOCK_FILE, RunLock, RunLocked
 
 Executor = Annotated[str | None, typer.Option(help="Where jobs run: thread (default) or process.")]
 
@@ -84,12 +85,17 @@ def run(
         base, run_dir, overrides, dry_run=dry_run,
         subset_given=subset is not None, config_given=config is not None,
     )  # fmt: skip
-    preflight(cfg)
+    created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(run_dir):  # before creating: a second `dgm run` on a live run names it
-        store = Run.create(run_dir, cfg, seed_agent_dir())
-        typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
-        _drive(store)
+    try:
+        with _locked(run_dir):  # first: a second `dgm run` on a live run names its holder
+            preflight(cfg)
+            store = Run.create(run_dir, cfg, seed_agent_dir())
+            typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
+            _drive(store)
+    finally:
+        if created and [p.name for p in run_dir.iterdir()] == [LOCK_FILE]:
+            shutil.rmtree(run_dir)  # nothing was made: leave no empty run directory behind
 
 
 def resume(
