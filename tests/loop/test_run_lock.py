@@ -81,8 +81,12 @@ def test_of_two_processes_racing_for_a_stale_lock_one_wins(tmp_path: Path) -> No
         json.dumps({"pid": 2**22 + 17, "host": socket.gethostname(), "since": time.time()})
     )
     racers = [
-        subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path), "3"],
-                         stdout=subprocess.PIPE, text=True, env=_env())  # fmt: skip
+        subprocess.Popen(
+            [sys.executable, "-c", HOLD, str(tmp_path), "3"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )  # fmt: skip
         for _ in range(2)
     ]
     outcomes = sorted(p.communicate(timeout=60)[0].strip() for p in racers)
