@@ -106,6 +106,7 @@ class MetaLoop:
         )
         self.clock = Clock(earlier)
         self._cancelled = threading.Event()
+        self.containers_removed = 0
         self.rules = StopRules(
             run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.clock.total_s
         )
@@ -179,12 +180,20 @@ class MetaLoop:
         return self.clock.total_s()
 
     def _cancel_now(self) -> None:
+        """The second Ctrl-C: remove the containers now, before the executor waits for
+        its threads (which end as their containers go)."""
         self._cancelled.set()
+        try:
+            self.containers_removed += self.jobs.cancel()
+        except Exception:  # no engine: `cancel_running` tries again and says so
+            pass
 
     def cancel_running(self) -> int:
-        """Remove this process's containers; their jobs stay `running` and re-run on resume."""
+        """Remove this process's containers; their jobs stay `running` and re-run on resume.
+        How many were removed, those of the second Ctrl-C included."""
         self._cancelled.set()
-        return self.jobs.cancel()
+        self.containers_removed += self.jobs.cancel()
+        return self.containers_removed
 
     def _on_complete(self, completion: Completion, state: SearchState) -> None:
         if self.on_progress is not None:

@@ -22,7 +22,8 @@ from tests.conftest import POLYGLOT_DIR
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-ARGS = ["--dry-run", "--strategy", "hgm", "--max-evals", "12", "--workers", "2"]
+ARGS = ["--dry-run", "--strategy", "hgm", "--max-evals", "8", "--workers", "2"]
+EVALS = 8
 
 
 def _env() -> dict[str, str]:
@@ -87,7 +88,7 @@ def test_ctrl_c_once_lets_jobs_finish_twice_cancels_them(tmp_path: Path) -> None
     assert "stopped: interrupted" in out and "best:" in out, out  # the summary
     with Run.open(run_dir) as run:
         assert not run.jobs(["queued", "running"]), out  # every running job finished
-        assert len(run.evaluations()) < 12
+        assert len(run.evaluations()) < EVALS
     assert _containers(run_dir.name) == []
 
     proc = _start("resume", str(run_dir))
@@ -106,7 +107,7 @@ def test_ctrl_c_once_lets_jobs_finish_twice_cancels_them(tmp_path: Path) -> None
     _finish(run_dir)
     with Run.open(run_dir) as run:
         assert all(run.job(job).state in ("done", "cancelled") for job in cancelled)
-    _check_whole(run_dir, 12)
+    _check_whole(run_dir, EVALS)
 
 
 def test_kill_9_at_random_moments_then_resume(tmp_path: Path) -> None:
@@ -126,7 +127,7 @@ def test_kill_9_at_random_moments_then_resume(tmp_path: Path) -> None:
     out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, out
     assert "stopped:" in out
-    _check_whole(run_dir, 12)
+    _check_whole(run_dir, EVALS)
     final = _snapshot(run_dir)
     assert all(final[k] == v for k, v in seen.items())
 
@@ -190,5 +191,5 @@ def test_a_full_disk_stops_the_run_with_the_cause_and_loses_nothing(small_disk: 
     assert all(after[k] == v for k, v in before.items())  # nothing recorded was lost
 
     _finish(run_dir)  # space again: the run finishes
-    _check_whole(run_dir, 12)
+    _check_whole(run_dir, EVALS)
     assert all(_snapshot(run_dir)[k] == v for k, v in after.items())
