@@ -182,7 +182,7 @@ class StrategyConfig(Section):
     final: FinalChoiceConfig = Field(default_factory=FinalChoiceConfig)
     barren_after: int = Field(default=3, gt=0)
     """A parent whose last N expansions produced nothing new (no child, or a child whose
-    code some node already has) is not expanded again until it is evaluated again."""
+    code some node already has) is not expanded again until its code fails a new task."""
 
 
 class ExpandConfig(Section):

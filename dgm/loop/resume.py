@@ -33,7 +33,8 @@ def rebuild_state(run: Run, plan: TaskPlan, barren_after: int = BARREN_AFTER) ->
     active = {node for node, _ in nodes}
     evaluations = [e for e in run.evaluations()
                    if e.task_id in planned and str(e.node_id) in active]  # fmt: skip
-    history += [(e.created_at, "evaluated", str(e.node_id), e.task_id) for e in evaluations]
+    history += [(e.created_at, "failed_task", str(e.node_id), e.task_id)
+                for e in evaluations if not e.resolved]  # fmt: skip
     failed = [who for _, what, who, _ in history if what == "failed"]
     codes = {str(k): v for k, v in run.code_ids().items()}
     results = [(str(e.node_id), e.task_id, e.resolved) for e in evaluations]
@@ -50,19 +51,19 @@ def _barren_streaks(
     parents: dict[str, str | None],
     codes: dict[str, str],
 ) -> dict[str, int]:
-    """Each code's expansions without news since it got a result on a new task, keyed by
-    a node with that code (SearchState's rule, replayed in time order)."""
+    """Each code's expansions without news since it last failed a new task, keyed by a
+    node with that code (SearchState's rule, replayed in time order)."""
     root = next(node for node, parent in parents.items() if parent is None)
     seen = {codes.get(root, root)}
     streak: dict[str, int] = {}
     holder: dict[str, str] = {codes.get(root, root): root}
-    evaluated: set[tuple[str, str]] = set()
+    failed_tasks: set[tuple[str, str]] = set()
     for _, what, who, task in history:
-        if what == "evaluated":
+        if what == "failed_task":
             key = codes.get(who, who)
             holder.setdefault(key, who)
-            if (key, task) not in evaluated:
-                evaluated.add((key, task))
+            if (key, task) not in failed_tasks:
+                failed_tasks.add((key, task))
                 streak[key] = 0
             continue
         parent = who if what == "failed" else parents[who]

@@ -11,10 +11,11 @@ the node solved at least `stage2_threshold` of them, the stage-2 tasks open too.
 
 Barren parents: expansions are not free (a real model costs money for each), so a parent
 whose last `barren_after` expansions produced nothing new (no child, or a child whose
-code some node already has) drops out of `expandable_column` until its code gets a result
-on a task it had none on (the diagnosis then has new material). Nodes with identical
-code (the same git tree) share one count: they are one agent, and expanding a twin fails
-the same way.
+code some node already has) drops out of `expandable_column` until its code fails a task
+it had not failed before: the diagnosis works from failures, so only a new one gives it
+new material. Expansions in flight count too once a parent has failed to make news, so
+parallel workers do not overshoot. Nodes with identical code (the same git tree) share
+one count: they are one agent, and expanding a twin fails the same way.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class SearchState:
         self.failed_expansions_of = np.zeros(capacity, dtype=np.int64)
         self.code_group = np.zeros(capacity, dtype=np.int64)  # nodes with the same code
         self.barren_streak: list[int] = []  # per code group: expansions without news
-        self._group_tasks: list[set[str]] = []  # per code group: tasks with a result
+        self._group_failed: list[set[str]] = []  # per code group: tasks it failed
         self.barren_after = BARREN_AFTER
         self._groups: dict[str, int] = {}
         self.total_evals = 0
@@ -152,7 +153,7 @@ class SearchState:
         if group is None:
             group = len(self.barren_streak)
             self.barren_streak.append(0)
-            self._group_tasks.append(set())
+            self._group_failed.append(set())
             if code is not None:
                 self._groups[code] = group
         self.code_group[i] = group
@@ -181,8 +182,8 @@ class SearchState:
             raise ValueError(f"task {task} is not open for node {node_id} (stage {node.stage})")
         node.results[task] = bool(solved)
         group = self.code_group[i]
-        if task not in self._group_tasks[group]:  # something new to improve from
-            self._group_tasks[group].add(task)
+        if not solved and task not in self._group_failed[group]:  # new material
+            self._group_failed[group].add(task)
             self.barren_streak[group] = 0
         self.task_results[task][0 if solved else 1] += 1
         if task not in node.pending_tasks:
@@ -303,9 +304,13 @@ class SearchState:
 
     def expandable_column(self) -> np.ndarray:
         """Nodes not barren: fewer than `barren_after` expansions without news since their
-        code got a result on a new task (every strategy picks parents among these)."""
-        streaks = np.asarray(self.barren_streak, dtype=np.int64)
-        return streaks[self.code_group[: self.size]] < self.barren_after
+        code last failed a new task, counting those in flight once there was one without
+        news (every strategy picks parents among these)."""
+        n = self.size
+        groups = self.code_group[:n]
+        streaks = np.asarray(self.barren_streak, dtype=np.int64)[groups]
+        pending = np.bincount(groups, weights=self.pending_expansions[:n])[groups]
+        return (streaks == 0) | (streaks + pending < self.barren_after)
 
     def settled_column(self) -> np.ndarray:
         """Nodes whose open tasks are all recorded (nothing left, nothing running)."""
