@@ -47,8 +47,9 @@ def test_a_child_linking_out_of_its_tree_is_refused(runtime_image, planted_key, 
         f"cd /work && ln -s /proc/self/environ notes.md && ln -s {planted_key} key.txt\n"
     )
     # The planted agent never calls the LLM, so the job needs no endpoint.
-    job = ExpandJob("expand-unsafe", 0, str(parent), ImprovementTarget("empty_patches"),
-                    str(tmp_path / "log"), ExpandSettings(run="t", timeout_s=60, smoke_test=False))  # fmt: skip
+    settings = ExpandSettings(run="t", timeout_s=60, smoke_test=False)
+    target = ImprovementTarget("empty_patches")
+    job = ExpandJob("expand-unsafe", 0, str(parent), target, str(tmp_path / "log"), settings)
     result = run_expand(job)
     assert result.status == "unsafe_link" and result.diff == ""
     assert "notes.md -> /proc/self/environ" in result.reason and "key.txt" in result.reason
