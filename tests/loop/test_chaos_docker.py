@@ -1,14 +1,15 @@
 """Stops and chaos, for real: `dgm run --dry-run` in real Docker sandboxes, stopped by
 Ctrl-C (once: running jobs finish; twice: their containers go, the jobs re-run on
-resume), killed with -9 at random moments, and starved of disk space; every time the
-run ends with no evaluation twice, no job left `running`, every node's commit in the
-archive and no container left behind."""
+resume), killed with -9 at random moments, starved of disk space, its database locked by
+another program; every time the run ends with no evaluation twice, no job left
+`running`, every node's commit in the archive and no container left behind."""
 
 from __future__ import annotations
 
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -178,7 +179,7 @@ def test_a_full_disk_stops_the_run_with_the_cause_and_loses_nothing(small_disk: 
     proc = _start("run", str(run_dir), *ARGS)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
-        if (run_dir / "run.sqlite").exists() and len(_snapshot(run_dir)) >= 2:
+        if (run_dir / "run.toml").exists() and len(_snapshot(run_dir)) >= 2:
             break
         time.sleep(0.5)
     before = _snapshot(run_dir)
@@ -197,5 +198,39 @@ def test_a_full_disk_stops_the_run_with_the_cause_and_loses_nothing(small_disk: 
     assert all(after[k] == v for k, v in before.items())  # nothing recorded was lost
 
     _finish(run_dir)  # space again: the run finishes
+    _check_whole(run_dir, EVALS)
+    assert all(_snapshot(run_dir)[k] == v for k, v in after.items())
+
+
+def test_a_locked_database_stops_the_run_with_the_cause_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "chaos-locked-db"
+    env = {**_env(), "DGM_DB_BUSY_TIMEOUT_S": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "dgm", "run", str(run_dir), *ARGS],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (run_dir / "run.toml").exists() and len(_snapshot(run_dir)) >= 2:
+            break
+        time.sleep(0.5)
+    blocker = sqlite3.connect(run_dir / "run.sqlite", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # another program holds the write lock
+    try:
+        before = _snapshot(run_dir)
+        out, _ = proc.communicate(timeout=600)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert proc.returncode == 1, out
+    error = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and out.rstrip().endswith(error[0]), out
+    assert "jobs in a row could not be recorded" in error[0], out
+    assert "database is locked" in error[0] and "close it, then `dgm resume" in error[0], out
+    after = _snapshot(run_dir)
+    assert all(after[k] == v for k, v in before.items())  # nothing recorded was lost
+
+    _finish(run_dir)  # the lock is gone: the run finishes
     _check_whole(run_dir, EVALS)
     assert all(_snapshot(run_dir)[k] == v for k, v in after.items())
