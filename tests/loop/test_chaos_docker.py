@@ -157,20 +157,16 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 def _fill(mount: Path) -> Path:
     """Fill the file system to the last block; the filler, to delete later."""
     filler = mount / "filler"
-    with open(filler, "wb") as out:
-        block = b"\0" * (1 << 20)
-        try:
-            while True:
-                out.write(block)
-                out.flush()
-        except OSError:
-            pass
-        try:
-            while True:
-                out.write(b"\0" * 4096)
-                out.flush()
-        except OSError:
-            pass
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        for size in (1 << 20, 4096, 1):  # unbuffered: nothing left to flush on close
+            try:
+                while os.write(fd, b"\0" * size):
+                    pass
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
     return filler
 
 
@@ -190,6 +186,7 @@ def test_a_full_disk_stops_the_run_with_the_cause_and_loses_nothing(small_disk: 
         filler.unlink()
     assert proc.returncode == 1, out
     error = [line for line in out.splitlines() if line.startswith("error:")]
+    print(error)  # shown with `pytest -rP`
     assert len(error) == 1 and out.rstrip().endswith(error[0]), out  # one line, last
     assert "the run stopped because" in error[0], out
     assert "No space left on device" in error[0] or "disk is full" in error[0], out
@@ -225,6 +222,7 @@ def test_a_locked_database_stops_the_run_with_the_cause_and_loses_nothing(
         blocker.close()
     assert proc.returncode == 1, out
     error = [line for line in out.splitlines() if line.startswith("error:")]
+    print(error)  # shown with `pytest -rP`
     assert len(error) == 1 and out.rstrip().endswith(error[0]), out
     assert "jobs in a row could not be recorded" in error[0], out
     assert "database is locked" in error[0] and "close it, then `dgm resume" in error[0], out
