@@ -5,7 +5,9 @@ a new task, so a run whose expansions keep failing ends instead of spinning."""
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
+from dgm.commands.app import app
 from dgm.loop.meta_loop import MetaLoop, rebuild_state
 from dgm.loop.stop_rules import StopKind
 from dgm.strategies import SearchState, TaskPlan
@@ -71,6 +73,8 @@ def test_max_expansions_counts_every_attempt_and_survives_resume(make_run) -> No
     assert "expansions: 4" in "\n".join(summary.lines())
     again = MetaLoop(run, jobs=FakeJobs(run)).run()  # a resume spends nothing more
     assert again.stop_reason == "expansion limit reached" and again.expansions == 4
+    status = CliRunner().invoke(app, ["status", str(run.path)])
+    assert status.exit_code == 0 and "expansions 4 / 4 (" in status.output, status.output
 
 
 def test_resume_rebuilds_the_barren_counts_the_live_run_had(make_run) -> None:
