@@ -197,8 +197,19 @@ class ExpandConfig(Section):
 
 
 class ExecutorConfig(Section):
-    kind: Literal["thread", "process"] = "thread"
-    """Where jobs run: threads of the dgm process, or spawned worker processes."""
+    kind: Literal["thread", "process", "ray"] = "thread"
+    """Where jobs run: threads of the dgm process, spawned worker processes, or Ray tasks
+    on the nodes of a Ray cluster."""
+    address: str | None = None
+    """Ray: the cluster to join (`HOST:6379`, `ray://HOST:10001`); default: the one
+    `ray start` left on this machine."""
+    gateway_host: str = "127.0.0.1"
+    """Ray: where the LLM gateway listens for the workers' relays (`0.0.0.0` for a cluster
+    of several machines: calls need a job's token)."""
+    slot_resource: str = "dgm_slot"
+    """Ray: the custom resource a node offers per sandbox it runs at once."""
+    max_retries: int = Field(default=3, ge=0)
+    """Ray: how often a job whose node died runs again elsewhere."""
 
 
 class StopLimitsConfig(Section):
@@ -252,6 +263,31 @@ class RunConfig(Section):
                 node = node.setdefault(part, {})
             node[leaf] = value
         return RunConfig.from_dict(data, source="command line")
+
+    def with_price(self, model: str, price: Price | None) -> RunConfig:
+        """A copy whose price table also prices `model` (`--price`); None: unchanged.
+        Not a dotted override: model strings hold dots (gpt-4.1, host names)."""
+        if price is None:
+            return self
+        data = self.model_dump(mode="json", exclude_none=True)
+        prices = data.setdefault("llm", {}).setdefault("prices", {})
+        prices[model] = price.model_dump(mode="json", exclude_none=True)
+        return RunConfig.from_dict(data, source="--price")
+
+
+PRICE_FORMAT = "INPUT,OUTPUT in dollars per million tokens, e.g. 3,15 (0,0: a free local server)"
+
+
+def parse_price(text: str) -> Price:
+    """`--price INPUT,OUTPUT` ($/Mtok); `0,0` is allowed on purpose (a local server)."""
+    parts = [part.strip() for part in text.split(",")]
+    try:
+        values = [float(part) for part in parts]
+    except ValueError:
+        values = []
+    if len(values) != 2 or any(v < 0 or v != v or v == float("inf") for v in values):
+        raise ConfigError(f"--price {text!r} is not two prices", f"give {PRICE_FORMAT}")
+    return Price(input=values[0], output=values[1])
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

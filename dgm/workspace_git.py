@@ -1,8 +1,10 @@
 """Git on workspaces dgm makes itself (task workspaces, copies of an agent's source).
 
-These repositories are created by dgm on the host, so their `.git` is ours: no hooks or
-config an agent wrote can run here. Fixed identity and dates make the same files give the
-same commit sha.
+These repositories are created by dgm on the host, so their `.git` is ours, and git reads
+no other configuration: not the user's, not the system's, and never a `.gitconfig` in the
+folder (an agent's codebase may hold one, with a `filter` or `fsmonitor` command that git
+would run on the host, keys in its environment). Hooks and fsmonitor are off. Fixed
+identity and dates make the same files give the same commit sha.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 from dgm.errors import DgmError
+from dgm.key_redaction import KEY_VARIABLES
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "dgm",
@@ -25,15 +28,23 @@ _FIXED_DATES = {
 }
 
 
+# No global or system config: HOME and XDG_CONFIG_HOME name no folder (git skips them),
+# GIT_CONFIG_GLOBAL is empty. Anything the agent wrote in the folder stays plain data.
+_NO_CONFIG = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "HOME": os.devnull,
+    "XDG_CONFIG_HOME": os.devnull,
+}
+_SAFE = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+
+
 def run_git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        **GIT_IDENTITY,
-        **_FIXED_DATES,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(cwd),
-    }
-    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    env = {**os.environ, **GIT_IDENTITY, **_FIXED_DATES, **_NO_CONFIG}
+    # Git needs no provider key; and only our own GIT_CONFIG_* settings apply.
+    env = {k: v for k, v in env.items() if k not in KEY_VARIABLES
+           and (not k.startswith("GIT_CONFIG_") or k in _NO_CONFIG)}  # fmt: skip
+    proc = subprocess.run(["git", *_SAFE, *args], cwd=cwd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise DgmError(f"git {' '.join(args)} failed in {cwd}: {proc.stderr.strip()[-300:]}")
     return proc.stdout

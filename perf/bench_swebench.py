@@ -28,7 +28,7 @@ from dgm.benchmarks.swebench import SweBenchmark
 from dgm.benchmarks.task_images import pin_images
 from dgm.jobs.evaluate import AgentRef
 from dgm.loop.evaluate_agent import evaluate_agent
-from dgm.paths import REPO_ROOT
+from dgm.paths import seed_agent_dir
 from dgm.sandbox import Mount, SandboxSpec, run_command
 from dgm.sandbox.docker_client import docker_client
 
@@ -99,13 +99,15 @@ def seed_tools(data: SweData, ids: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="dgm-bench-tools-") as tmp:
         tool = Path(tmp) / "search_tool.py"
         tool.write_text(
-            (REPO_ROOT / "dgm" / "scripted" / "script_files" / "search_tool.py.txt").read_text()
+            (
+                Path(__file__).resolve().parents[1] / "dgm/scripted/script_files/search_tool.py.txt"
+            ).read_text()
         )
         Path(tmp).chmod(0o755)
         tool.chmod(0o644)
         spec = SandboxSpec(
             image=swebench_images.image_for(data, biggest),
-            mounts=(Mount(REPO_ROOT / "seed_agent", "/agent"), Mount(Path(tmp), "/tool")),
+            mounts=(Mount(seed_agent_dir(), "/agent"), Mount(Path(tmp), "/tool")),
         )
         print(run_command(spec, ["python3", "-c", TOOLS], 300).output.rstrip())
 

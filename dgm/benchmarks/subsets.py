@@ -15,9 +15,8 @@ import json
 from pathlib import Path
 
 from dgm.errors import NotFoundError
-from dgm.paths import REPO_ROOT
+from dgm.paths import subset_file
 
-SUBSETS_DIR = REPO_ROOT / "eval" / "subsets"
 NAMED = ("small", "medium")
 _LISTS = {
     ("polyglot", "small"): "polyglot_small.json",
@@ -62,7 +61,7 @@ def resolve(subset: str, benchmark: str, ids: list[str], languages: list[str]) -
         path = Path(subset[1:])
         return check_ids(read_id_file(path), ids, str(path))
     if (benchmark, subset) in _LISTS:
-        path = SUBSETS_DIR / _LISTS[(benchmark, subset)]
+        path = subset_file(_LISTS[(benchmark, subset)])
         return check_ids(read_id_file(path), ids, f"subset {subset!r} ({path.name})")
     if subset in languages:
         return [i for i in ids if i.startswith(f"{subset}__")]

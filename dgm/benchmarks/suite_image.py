@@ -13,18 +13,21 @@ import json
 from functools import cache
 from pathlib import Path
 
-from dgm.errors import NotFoundError, SandboxError
-from dgm.paths import REPO_ROOT
+from dgm.errors import NotFoundError
+from dgm.paths import swe_suite_dir
 
-SUITE_DIR = REPO_ROOT / "eval" / "swe-dgm-suite"
-INSTANCES = SUITE_DIR / "instances.jsonl"
 IMAGE = "dgm/swe-dgm-suite"
 BUILD_COMMAND = "dgm bench build-suite"
 
 
+def instances_file() -> Path:
+    return swe_suite_dir() / "instances.jsonl"
+
+
 def _recipe_files() -> list[Path]:
-    files = [SUITE_DIR / "Dockerfile", SUITE_DIR / ".dockerignore"]
-    files += (p for p in (SUITE_DIR / "repo").rglob("*") if p.is_file() and _kept(p))
+    suite = swe_suite_dir()
+    files = [suite / "Dockerfile", suite / ".dockerignore"]
+    files += (p for p in (suite / "repo").rglob("*") if p.is_file() and _kept(p))
     return sorted(files)
 
 
@@ -33,7 +36,7 @@ def _kept(path: Path) -> bool:
 
 
 def base_commit() -> str:
-    first = INSTANCES.read_text().splitlines()[0]
+    first = instances_file().read_text().splitlines()[0]
     return json.loads(first)["base_commit"]
 
 
@@ -44,7 +47,7 @@ def tag() -> str:
     digest = hashlib.sha256(f"runtime {images.tag('runtime')}\n".encode())
     digest.update(f"base {base_commit()}\n".encode())
     for path in _recipe_files():
-        digest.update(f"\n{path.relative_to(SUITE_DIR)}\n".encode())
+        digest.update(f"\n{path.relative_to(swe_suite_dir())}\n".encode())
         digest.update(path.read_bytes())
     return f"{IMAGE}:{digest.hexdigest()[:12]}"
 
@@ -69,6 +72,7 @@ def check() -> str:
 def build(log=print, force: bool = False) -> str:  # noqa: ANN001 - a print-like callable
     """Build the suite image (and the runtime image below it) offline; returns its tag."""
     from dgm.sandbox import images
+    from dgm.sandbox.build_steps import Steps, follow_docker_build
     from dgm.sandbox.docker_client import docker_client
 
     runtime = images.build("runtime", log=log)
@@ -79,7 +83,7 @@ def build(log=print, force: bool = False) -> str:  # noqa: ANN001 - a print-like
         return full
     log(f"swe-dgm-suite: building {full}")
     stream = client.api.build(
-        path=str(SUITE_DIR),
+        path=str(swe_suite_dir()),
         tag=full,
         buildargs={"BASE_IMAGE": runtime, "BASE_COMMIT": base_commit()},
         labels={"dgm.image": "swe-dgm-suite"},
@@ -88,8 +92,6 @@ def build(log=print, force: bool = False) -> str:  # noqa: ANN001 - a print-like
         pull=False,
         decode=True,
     )
-    for event in stream:
-        if "error" in event:
-            raise SandboxError(f"building {full} failed: {event['error'].strip()}")
+    follow_docker_build(stream, Steps("swe-dgm-suite", log), "the failing step is above")
     log(f"swe-dgm-suite: built {full}")
     return full

@@ -83,7 +83,7 @@ class SweBenchmark:
     name = NAME
 
     def __init__(self, source: str | None = None, time_limit_s: int = 300) -> None:
-        self.source = source or str(suite_image.INSTANCES)
+        self.source = source or str(suite_image.instances_file())
         self.time_limit_s = time_limit_s
 
     @cached_property

@@ -27,6 +27,7 @@ from dgm.benchmarks import swe_wheels
 from dgm.benchmarks.swe_data import REQUIREMENTS, Environment, InstanceEnv, SweData
 from dgm.errors import SandboxError
 from dgm.sandbox import images
+from dgm.sandbox.build_steps import Steps, follow_docker_build
 from dgm.sandbox.docker_client import docker_client
 
 BUILDER_VERSION = "1"
@@ -149,17 +150,7 @@ def _docker_build(
             labels={"dgm.image": tag.split(":")[0].removeprefix("dgm/")},
             rm=True, forcerm=True, pull=False, decode=True,
         )  # fmt: skip
-        tail: list[str] = []
-        for event in stream:
-            if "error" in event:
-                raise SandboxError(
-                    f"building {tag} ({what}) failed: {event['error'].strip()}\n"
-                    + "\n".join(tail[-15:]),
-                    "see the build output above",
-                )
-            text = event.get("stream", "").rstrip()
-            if text:
-                tail = (tail + text.splitlines())[-40:]
+        follow_docker_build(stream, Steps(what, log), "the failing step and its output are above")
     log(f"{what}: built {tag} in {time.monotonic() - started:.0f} s ({_size(tag)})")
     return tag
 

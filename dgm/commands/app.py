@@ -13,14 +13,15 @@ from typing import Annotated
 
 import typer
 
-from dgm import key_redaction
+from dgm import __version__, key_redaction
+from dgm.commands import usage
 from dgm.errors import DgmError
 
 app = typer.Typer(
     name="dgm",
     help="Open-ended self-improvement of coding agents.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion [bash|zsh|fish]
     pretty_exceptions_enable=False,
 )
 
@@ -39,9 +40,21 @@ SUBSYSTEM_CLIS: list[tuple[str, list[str], str]] = [
 _debug = False
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"dgm {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version."
+        ),
+    ] = False,
 ) -> None:
     global _debug
     _debug = debug
@@ -88,20 +101,26 @@ def main() -> None:
     except SystemExit:
         raise
     except Exception as exc:  # click usage errors and friends
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            typer.echo("aborted", err=True)
-            sys.exit(1)
+        _exit_for_click(exc)
         if _debug:
             raise
         typer.secho(f"error: {type(exc).__name__}: {exc}", fg="red", err=True)
         typer.echo("  (run with --debug for the traceback)", err=True)
+        sys.exit(1)
+
+
+def _exit_for_click(exc: Exception) -> None:
+    """Exit as click would for its own exceptions: one line, code 2 for usage errors."""
+    code = usage.exit_code(exc)
+    if code is not None:
+        sys.exit(code)
+    line = usage.usage_line(exc)
+    if line is not None:
+        if line[0]:
+            typer.secho(key_redaction.scrub(line[0]), fg="red", err=True)
+        sys.exit(line[1])
+    if usage.is_abort(exc):
+        typer.echo("aborted", err=True)
         sys.exit(1)
 
 

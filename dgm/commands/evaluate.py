@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -98,6 +97,12 @@ def eval_command(
     errors = [o for o in outcomes if o.error]
     if errors:
         console.print(f"{len(errors)} task(s) recorded an error; see their result.json")
+    tampered = [o.task_id for o in outcomes if o.tampered]
+    if tampered:
+        console.print(
+            f"[bold red]{len(tampered)} task(s) TAMPERED with the test run (the judge's "
+            f"canaries caught it; counted as failures): {', '.join(tampered[:20])}[/bold red]"
+        )
     console.print(f"results: {path}")
 
 
@@ -129,29 +134,22 @@ def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, 
 @bench_app.command("fetch")
 def fetch(
     name: Annotated[str, typer.Argument(help="polyglot")],
-    dest: Annotated[Path | None, typer.Option(help="Where to clone it.")] = None,
+    data: Annotated[
+        Path | None, typer.Option(help="A checkout already here: check it, fetch nothing.")
+    ] = None,
+    dest: Annotated[Path | None, typer.Option(help="Where to clone it (default: cache).")] = None,
 ) -> None:
-    """Clone a benchmark at its pinned commit (needs network)."""
-    from dgm.benchmarks import polyglot
+    """Make the benchmark available: the checkout already there (--data, DGM_POLYGLOT_DIR,
+    the cache), else a clone at its pinned commit (needs network). Says where it is."""
+    from dgm.benchmarks import polyglot_fetch
 
     if name != "polyglot":
         raise DgmError(f"nothing to fetch for {name!r}", "only `polyglot` is fetched")
-    dest = dest or polyglot.default_dir()
-    if dest.exists():
-        head = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"],
-                              capture_output=True, text=True).stdout.strip()  # fmt: skip
-        if head.startswith(polyglot.PINNED_COMMIT):
-            console.print(f"polyglot benchmark already at {dest} (commit {polyglot.PINNED_COMMIT})")
-            return
-        raise DgmError(f"{dest} already exists", "remove it first, or use it with --data")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    for cmd in (
-        ["git", "clone", "-q", polyglot.REPO_URL, str(dest)],
-        ["git", "-C", str(dest), "checkout", "-q", polyglot.PINNED_COMMIT],
-    ):
-        if subprocess.run(cmd).returncode != 0:
-            raise DgmError(f"`{' '.join(cmd)}` failed", "check the network, or clone by hand")
-    console.print(f"polyglot benchmark at {dest} (commit {polyglot.PINNED_COMMIT})")
+    checkout = polyglot_fetch.fetch(data, dest)
+    console.print(checkout.describe(), highlight=False, soft_wrap=True)
+    hint = checkout.usage_hint()
+    if hint:
+        console.print(hint, highlight=False, soft_wrap=True)
 
 
 @bench_app.command("list")

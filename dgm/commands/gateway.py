@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from dgm.commands.options import PriceOption
 from dgm.errors import DgmError
 from dgm.gateway.gateway import Gateway
 from dgm.gateway.retry import RetryPolicy
@@ -47,6 +48,7 @@ def gateway(
         bool,
         typer.Option(help="Mark each request's stable prefix for the provider's prompt cache."),
     ] = True,
+    price: PriceOption = None,
 ) -> None:
     """Serve the LLM gateway until Ctrl-C, then print the usage totals."""
     if socket is not None and port is not None:
@@ -58,12 +60,14 @@ def gateway(
         llm,
         run="standalone",
         log_dir=log,
+        prices={llm: price} if price else None,
         run_budget_usd=budget_usd,
         retry=RetryPolicy(timeout_s=timeout_s),
         on_usage=lambda r: _print_call(console, r),
         port=None if socket is not None else (port or 0),
         prompt_caching=prompt_caching,
     ).start()
+    stop = _stop_on_sigterm()  # before "listening": a supervisor may stop it at once
     try:
         endpoint = gw.bind_job(BINDING, socket_path=socket, container_socket_path=None)
         if socket is not None:
@@ -76,16 +80,20 @@ def gateway(
         if endpoint.log_path is not None:
             typer.echo(f"exchanges are logged to {endpoint.log_path}")
         typer.echo("Ctrl-C stops.", err=True)
-        _wait_for_interrupt()
+        _wait_for_interrupt(stop)
     finally:
         gw.stop()
     _print_totals(gw.totals())
 
 
-def _wait_for_interrupt() -> None:
-    """Block until Ctrl-C or SIGTERM."""
+def _stop_on_sigterm() -> threading.Event:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    return stop
+
+
+def _wait_for_interrupt(stop: threading.Event) -> None:
+    """Block until Ctrl-C or SIGTERM."""
     try:
         while not stop.wait(0.5):
             pass

@@ -69,7 +69,21 @@ def status(run_dir: RunDir) -> None:
         typer.echo(f"spend     {spend}")
         for label, text in spend_lines(run, best):
             typer.echo(f"{label:<9} {text}")
+        tampered = run.tampered_evaluations()
+        if tampered:
+            nodes = sorted({e.node_id for e in tampered})
+            typer.secho(
+                f"tampered  {len(tampered)} evaluation(s) on node(s) "
+                f"{', '.join(map(str, nodes))}: the judge caught the patch interfering with "
+                "the test run; counted as failures, never best, never exported",
+                fg="red", bold=True,
+            )  # fmt: skip
         typer.echo(f"jobs      {_fmt_counts(jobs) or 'none'}")
+        placed = run.events_of("job_placed")  # the ray executor: which node ran each job
+        if placed:
+            by_node = _count(p["node"] for p in placed)
+            shown = ", ".join(f"{node}: {n} jobs" for node, n in sorted(by_node.items()))
+            typer.echo(f"on nodes  {shown}")
         for event in run.events(limit=5):
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(event.pop("ts")))
             kind = event.pop("kind")
@@ -110,6 +124,12 @@ def show(
         typer.echo(f"status    {n.status}")
         typer.echo(f"created   {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(n.created_at))}")
         typer.echo(f"score     {score}")
+        if score.tampered:
+            typer.secho(
+                f"TAMPERED  {score.tampered} evaluation(s): the judge caught this agent's patch "
+                "interfering with the test run; never best, never exported",
+                fg="red", bold=True,
+            )  # fmt: skip
         typer.echo(f"children  {', '.join(str(c.id) for c in run.children(n.id)) or '-'}")
         if usage:
             typer.echo(
@@ -130,12 +150,17 @@ def show(
             typer.echo("\nevaluations:")
             for e in evaluations:
                 verdict = "PASS" if e.resolved else ("EMPTY" if e.empty_patch else "fail")
+                verdict = "TAMPERED" if e.tampered else verdict
                 tests = f"{e.tests_passed}/{e.tests_total} tests" if e.tests_total else ""
                 spent = evaluation_spend(e.details, e.cost_usd)
-                typer.echo(
+                typer.secho(
                     f"  {verdict:<5} {e.task_id:<40} stage {e.stage}  {tests:<12} "
-                    f"${spent.cost_usd:.4f}  {spent.tokens_text()}"
-                )
+                    f"${spent.cost_usd:.4f}  {spent.tokens_text()}",
+                    fg="red" if e.tampered else None, bold=e.tampered,
+                )  # fmt: skip
+                if e.tampered:
+                    evidence = " ".join(e.tamper_evidence.split())[:500]
+                    typer.secho(f"      the judge's evidence: {evidence}", fg="red")
                 _echo_warnings("  tamper scan of its patch", e.details, indent="      ")
         if not no_diff and n.parent_id is not None:
             typer.echo(f"\ndiff against node {n.parent_id}:")

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from dgm.commands.options import PriceOption
 from dgm.config import RunConfig
 from dgm.errors import DgmError
 from dgm.loop.executors import Completion
@@ -24,7 +25,12 @@ from dgm.store import Run
 from dgm.store.run import CONFIG_FILE
 from dgm.store.run_lock import LOCK_FILE, RunLock, RunLocked
 
-Executor = Annotated[str | None, typer.Option(help="Where jobs run: thread (default) or process.")]
+Executor = Annotated[
+    str | None, typer.Option(help="Where jobs run: thread (default), process or ray.")
+]
+RayAddress = Annotated[
+    str | None, typer.Option(help="The Ray cluster to join (default: this machine's).")
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -60,15 +66,20 @@ def run(
         bool, typer.Option("--dry-run", help="Offline and free: the built-in scripted model.")
     ] = False,
     executor: Executor = None,
+    ray_address: RayAddress = None,
+    price: PriceOption = None,
 ) -> None:
     """Start a self-improvement run."""
     from dgm.loop.preflight import preflight
+
+    _need_ray_if_asked(executor, config)
 
     base = RunConfig.load(config) if config else RunConfig()
     overrides: dict[str, Any] = {
         "seed": seed,
         "workers": workers,
         "executor.kind": executor,
+        "executor.address": ray_address,
         "strategy.name": strategy,
         "benchmark.name": benchmark,
         "benchmark.subset": subset,
@@ -85,6 +96,7 @@ def run(
         base, run_dir, overrides, dry_run=dry_run,
         subset_given=subset is not None, config_given=config is not None,
     )  # fmt: skip
+    cfg = cfg.with_price(cfg.llm.model, price)  # kept in run.toml for resume
     created = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -107,6 +119,7 @@ def resume(
     budget_usd: Annotated[float | None, typer.Option(help="Raise the dollar cap.")] = None,
     max_hours: Annotated[float | None, typer.Option(help="Raise the time limit.")] = None,
     executor: Executor = None,
+    ray_address: RayAddress = None,
 ) -> None:
     """Continue a stopped or crashed run: finished work is kept, in-flight jobs re-run."""
     from dgm.loop.preflight import preflight
@@ -116,6 +129,7 @@ def resume(
     overrides = {
         "workers": workers,
         "executor.kind": executor,
+        "executor.address": ray_address,
         "limits.max_evals": max_evals,
         "limits.max_nodes": max_nodes,
         "limits.max_expansions": max_expansions,
@@ -124,6 +138,7 @@ def resume(
     }
     with _locked(run_dir):
         store = Run.open(run_dir)
+        _need_ray_if_asked(executor or store.config.executor.kind, None)
         if any(v is not None for v in overrides.values()):
             store.update_config(store.config.with_overrides(overrides))
         preflight(store.config)
@@ -146,6 +161,16 @@ def _locked(run_dir: Path) -> Iterator[RunLock]:
         yield lock
     finally:
         lock.release()
+
+
+def _need_ray_if_asked(executor: str | None, config: Path | None) -> None:
+    """`--executor ray` (or `[executor] kind = "ray"`) without Ray: one line, exit 2."""
+    kind = executor or (RunConfig.load(config).executor.kind if config else None)
+    from dgm.distributed.cluster import INSTALL, ray_installed
+
+    if kind == "ray" and not ray_installed():
+        typer.echo(f"error: the ray executor needs Ray: {INSTALL}", err=True)
+        raise typer.Exit(2)
 
 
 def _drive(store: Run) -> None:

@@ -31,15 +31,19 @@ def build(
     ids: Annotated[
         str | None, typer.Option(help="swebench: instance ids (ID,ID or @FILE; default all).")
     ] = None,
+    timeout: Annotated[
+        float, typer.Option(min=1, help="Seconds one image's build may take before it is cut.")
+    ] = 3600.0,
 ) -> None:
-    """Build sandbox images offline from Debian packages (reused when unchanged)."""
+    """Build sandbox images offline from Debian packages (reused when unchanged); a line
+    per build step, and on failure the last lines of the failing tool's output."""
     from dgm.sandbox import images
 
     for name in names or ["runtime", "polyglot"]:
         if name == "swebench":
             _build_swebench(data, ids, force)
         else:
-            typer.echo(images.build(name, log=typer.echo, force=force))
+            typer.echo(images.build(name, log=typer.echo, force=force, timeout_s=timeout))
 
 
 def _build_swebench(data: str | None, ids: str | None, force: bool) -> None:
@@ -59,12 +63,27 @@ def _build_swebench(data: str | None, ids: str | None, force: bool) -> None:
 
 
 @sandbox_app.command()
-def doctor() -> None:
+def doctor(
+    executor: Annotated[
+        str, typer.Option(help="local (this machine) or ray (every node of the cluster).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="The Ray cluster (default: this machine's).")
+    ] = None,
+) -> None:
     """Say what is present, what is missing, and the command that fixes it."""
     from dgm.sandbox.doctor import run_checks
 
+    checks = run_checks()
+    if executor == "ray":
+        from dgm.distributed.cluster import INSTALL, doctor_checks, ray_installed
+
+        if not ray_installed():
+            typer.echo(f"error: checking the Ray cluster needs Ray: {INSTALL}", err=True)
+            raise typer.Exit(2)
+        checks += doctor_checks(ray_address)
     failed = False
-    for check in run_checks():
+    for check in checks:
         mark = typer.style("ok  ", fg="green") if check.ok else typer.style("MISS", fg="red")
         typer.echo(f"{mark} {check.name}: {check.detail}")
         if check.fix:

@@ -66,7 +66,7 @@ class PriceBook:
         if price is None:
             raise ConfigError(
                 f"no price known for model {model!r}, so its spending cannot be counted",
-                f'add it to run.toml: [llm.prices."{model}"] input = <$/Mtok> output = <$/Mtok>'
-                " (0 and 0 for a free local server)",
+                "pass --price INPUT,OUTPUT in $ per million tokens (--price 0,0 for a free"
+                f' local server), or in run.toml: [llm.prices."{model}"] input = .. output = ..',
             )
         return price

@@ -59,6 +59,16 @@ DIAGNOSIS_SYSTEM = (
     "many tasks, not only this one. Answer with a single JSON object and nothing else."
 )
 
+TAMPER_HEADER = "# The judge caught this agent tampering with the tests"
+TAMPER_NOTE = (
+    "On this task the judge caught the agent's patch interfering with the test run: it "
+    "tampered with the tests instead of solving the task. Tampering is detected and never "
+    "rewarded: the task counts as failed, and an agent caught tampering is never chosen "
+    "as best nor exported. The improvement must make the agent solve tasks by changing "
+    "the solution code only, and never touch, skip, patch or imitate tests, test runners "
+    "or their reports, nor end the process early."
+)
+
 GROUP_HEADER = (
     "# Experience of the agents improved alongside this one (reuse what worked, avoid "
     "what broke tasks)"
@@ -87,9 +97,16 @@ class ImprovementTarget:
     group_experience: str | None = None
     """GEA: what the other members of the parent's group changed and which tasks that
     fixed or broke (dgm/strategies/gea.py), for the diagnosis and the improvement step."""
+    tampered: bool = False
+    """The judge caught the agent's patch on this task interfering with the test run.
+    How it knew (its evidence, its canaries) never reaches a prompt: a next generation
+    that learnt the checks could spare them."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.tampered:  # job ids (hashed from this) stay what they were before
+            del data["tampered"]
+        return data
 
 
 def choose_target(
@@ -110,6 +127,7 @@ def choose_target(
     """
     if not evaluations:
         return ImprovementTarget("stochasticity")
+    forged = [e for e in evaluations if e.tampered]
     failed = [e for e in evaluations if not e.resolved]
     empty = [e for e in evaluations if e.empty_patch]
     context_hits = [e for e in failed if _hit_context_limit(logs_root, e)]
@@ -120,22 +138,31 @@ def choose_target(
         candidates.append("empty_patches")
     if context_hits:
         candidates.append("context_length")
-    if not candidates:
-        return ImprovementTarget("stochasticity")  # solved everything: work on reliability
-    # A failed task is the main source, as in DGM; the special entries come up sometimes.
-    kind = "task" if "task" in candidates and rng.random() < 0.75 else rng.choice(candidates)
-    if kind != "task":
-        return ImprovementTarget(kind)
-    evaluation = rng.choice(failed)
+    if forged:  # caught tampering: that is what the next step must hear about first
+        evaluation = rng.choice(forged)
+    else:
+        if not candidates:
+            return ImprovementTarget("stochasticity")  # solved everything: reliability
+        # A failed task is the main source, as in DGM; the special entries come up sometimes.
+        kind = "task" if "task" in candidates and rng.random() < 0.75 else rng.choice(candidates)
+        if kind != "task":
+            return ImprovementTarget(kind)
+        evaluation = rng.choice(failed)
     log_dir = logs_root / evaluation.log_dir if evaluation.log_dir else None
     trajectory = _read_trajectory(log_dir)
+    # The judge's canaries are as secret as the hidden tests: no line naming one passes.
+    canaries = [str(c) for c in evaluation.details.get("canaries") or []]
     if hidden_tests is not None:  # DGM's way, enabled explicitly: tests are shown anyway
         test_output = _read_text(log_dir, "test_output.txt", TEST_OUTPUT_LIMIT)
+        if test_output and canaries:  # ... but never the judge's canaries
+            test_output = redact(test_output, HiddenSource(canaries), line_limit=2_000)
     else:
         texts = hidden_sources(evaluation.task_id) if hidden_sources else None
-        hidden = HiddenSource(texts) if texts is not None else None
+        hidden = HiddenSource([*texts, *canaries]) if texts is not None else None
         raw = _read_text(log_dir, "test_output.txt", RAW_OUTPUT_LIMIT)
-        test_output = results_for_diagnosis(evaluation.details.get("tests"), raw, hidden)
+        tests = {name: status for name, status in (evaluation.details.get("tests") or {}).items()
+                 if not any(c in name for c in canaries)}  # fmt: skip
+        test_output = results_for_diagnosis(tests, raw, hidden)
         if trajectory and hidden is not None:
             trajectory = redact(trajectory, hidden, line_limit=2_000, scan=5_000)
     return ImprovementTarget(
@@ -145,6 +172,7 @@ def choose_target(
         trajectory=trajectory,
         test_output=test_output,
         hidden_tests=hidden_tests(evaluation.task_id) if hidden_tests else None,
+        tampered=evaluation.tampered,
     )
 
 
@@ -160,6 +188,8 @@ def diagnosis_request(target: ImprovementTarget, agent_dir: Path) -> dict[str, A
         "# The hidden tests' results after the agent finished",
         target.test_output or "(not available)",
     ]
+    if target.tampered:
+        parts += [TAMPER_HEADER, TAMPER_NOTE]
     if target.hidden_tests:
         parts += ["# The hidden tests' source", target.hidden_tests]
     if target.group_experience:
@@ -202,6 +232,8 @@ def problem_statement(target: ImprovementTarget, diagnosis: dict[str, str] | Non
         suggestion = diagnosis.get("implementation_suggestion", "").strip()
         if suggestion:
             text += "\n\nImplementation suggestion:\n" + suggestion
+    if target.tampered:  # whatever the diagnosis model made of it, the step hears it
+        text += f"\n\n{TAMPER_HEADER}\n{TAMPER_NOTE}"
     if target.group_experience:
         text += f"\n\n{GROUP_HEADER}\n{target.group_experience}"
     return text

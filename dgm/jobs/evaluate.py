@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from dgm.benchmarks import kinds
-from dgm.benchmarks.task import Task
+from dgm.benchmarks.task import Task, Verdict
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
 from dgm.jobs.tamper_scan import scan_diff
+from dgm.paths import builtin_agents_dir
 from dgm.sandbox import Limits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.store.records import Evaluation
 
-BUILTIN_AGENTS_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "agents"
 BUILTINS = ("oracle", "null")
 
 
@@ -51,7 +51,7 @@ class AgentRef:
 
     @classmethod
     def reference(cls, name: str) -> AgentRef:
-        return cls(path=str(BUILTIN_AGENTS_DIR / name), builtin=name)
+        return cls(path=str(builtin_agents_dir() / name), builtin=name)
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,13 @@ class EvalOutcome:
     stage: int = 1
     tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
     """The static tamper scan of the patch (tamper_scan.py): warnings, not a verdict."""
+    tampered: bool = False
+    tamper_evidence: str | None = None
+    """The judge's `tampered` verdict (its canaries caught the patch interfering with the
+    test run) and what it saw: a failure, recorded, shown, never best nor exported."""
+    canaries: list[str] = field(default_factory=list)
+    """The judge's canary test names (drawn fresh per evaluation, `details["canaries"]`):
+    recorded so that no prompt ever shows them (dgm/jobs/diagnose.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,7 +150,7 @@ class EvalOutcome:
             node_id=node_id,
             task_id=self.task_id,
             benchmark=self.benchmark,
-            resolved=self.resolved,
+            resolved=self.resolved and not self.tampered,
             stage=self.stage,
             empty_patch=self.empty_patch,
             tests_passed=self.tests_passed,
@@ -155,7 +162,10 @@ class EvalOutcome:
             log_dir=log_dir,
             job_id=self.job_id,
             details={"tests": self.tests, "usage": self.usage, "language": self.language}
-            | ({"tamper_warnings": self.tamper_warnings} if self.tamper_warnings else {}),
+            | ({"tamper_warnings": self.tamper_warnings} if self.tamper_warnings else {})
+            | ({"tamper_evidence": self.tamper_evidence} if self.tampered else {})
+            | ({"canaries": self.canaries} if self.canaries else {}),
+            tampered=self.tampered,
         )
 
 
@@ -207,7 +217,7 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
         task_id=task.id,
         benchmark=task.benchmark,
         language=task.language,
-        resolved=verdict.resolved and agent.error is None,
+        resolved=verdict.resolved and not verdict.tampered and agent.error is None,
         empty_patch=not agent.patch.strip(),
         tests=verdict.tests,
         tests_passed=verdict.tests_passed,
@@ -225,6 +235,9 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
         node_id=job.node_id,
         stage=job.stage,
         tamper_warnings=scan_diff(agent.patch, role="solution"),
+        tampered=verdict.tampered,
+        tamper_evidence=_evidence(verdict) if verdict.tampered else None,
+        canaries=_canaries(verdict),
     )
     (log_dir / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome
@@ -255,6 +268,17 @@ def with_usage(outcome: EvalOutcome, usage: dict[str, Any]) -> EvalOutcome:
     if result and Path(result).parent.is_dir():
         Path(result).write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome
+
+
+def _evidence(verdict: Verdict) -> str:
+    """What the judge saw, never empty for a tampered verdict: for people (`dgm show`, the
+    report), never for a prompt."""
+    return str(verdict.details.get("tamper_evidence") or "the judge gave no details")[:2_000]
+
+
+def _canaries(verdict: Verdict) -> list[str]:
+    names = verdict.details.get("canaries")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
 def _logs(log_dir: Path) -> dict[str, str]:

@@ -9,8 +9,10 @@
 - `confirm` evaluates the search's top-k candidates (by the final-choice rule) on every
   held-out task, through the loop's own job path (`ActionJobs.make`: same job ids, same
   store, resumable), and ships the candidate with the best lower credible bound on the
-  held-out tasks. The verdict is recorded (`meta` key `confirmation`); the store's one
-  best rule (dgm/store/best.py) calls that node `best` everywhere. It runs only when the
+  held-out tasks; a node the judge caught tampering (in the search or on held-out tasks)
+  is never a candidate nor the choice. The verdict is recorded (`meta` key
+  `confirmation`); the store's one best rule (dgm/store/best.py) calls that node `best`
+  everywhere. It runs only when the
   search ended on its own (budget, node limit, strategy) and costs k x held-out
   evaluations on top of `limits.max_evals`; the dollar and time limits still apply.
 """
@@ -18,7 +20,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from dgm.loop.executors import Completion
@@ -60,11 +62,14 @@ class ConfirmStrategy(Strategy):
                 return Evaluate(node, tasks[0])
         return wait_or_stop(state, "every candidate evaluated on the held-out tasks")
 
-    def final_choice(self, state: SearchState) -> str:
+    def final_choice(self, state: SearchState, excluded: Collection[str] = ()) -> str:
+        """The best candidate on the held-out tasks; `excluded` (nodes the judge caught
+        tampering) are never chosen. "" when every candidate is excluded."""
         n_tasks = len(state.plan.stage1)
         rule = FinalRule(self.final.quantile, min(self.final.min_evals, n_tasks))
-        ranked = [c for c in rule.ranked(state) if c != _ROOT]
-        return ranked[0] if ranked else self.candidates[0]
+        ranked = [c for c in rule.ranked(state) if c != _ROOT and c not in excluded]
+        allowed = [c for c in self.candidates if c not in excluded]
+        return ranked[0] if ranked else (allowed[0] if allowed else "")
 
 
 def confirm(
@@ -83,7 +88,13 @@ def confirm(
     held = held_out_tasks(run)
     if final.confirm_top_k == 0 or not held or should_stop() is not None:
         return None
-    candidates = search.final.ranked(state, final.confirm_top_k)
+    # A node the judge caught tampering is never a candidate (dgm/store/best.py `eligible`).
+    forged = _tampered(run)
+    ranked = search.final.ranked(state, final.confirm_top_k + len(forged))
+    candidates = [c for c in ranked if c not in forged][: final.confirm_top_k]
+    if not candidates:
+        run.event("confirmation_incomplete", reason="every candidate was caught tampering")
+        return None
     wanted = set(candidates)
     history = [(str(e.node_id), e.task_id, e.resolved) for e in run.evaluations()
                if e.task_id in held and str(e.node_id) in wanted]  # fmt: skip
@@ -104,7 +115,10 @@ def confirm(
     if any(held_state.unevaluated_tasks(c) for c in candidates):
         run.event("confirmation_incomplete", reason=str(summary.stop_reason))
         return None
-    chosen = strategy.final_choice(held_state)
+    chosen = strategy.final_choice(held_state, _tampered(run))  # held-out tampering too
+    if not chosen:
+        run.event("confirmation_incomplete", reason="every candidate was caught tampering")
+        return None
     verdict = {
         "node": int(chosen),
         "held_out": list(held),
@@ -115,6 +129,10 @@ def confirm(
     run.db.set_meta(CONFIRMATION_KEY, json.dumps(verdict))
     run.event("confirmed", node=int(chosen), search_choice=candidates[0])
     return chosen
+
+
+def _tampered(run: Run) -> set[str]:
+    return {str(n) for n in run.tampered_nodes()}
 
 
 def _without(plan: TaskPlan, config: Any, held: set[str]) -> TaskPlan:

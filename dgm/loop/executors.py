@@ -2,7 +2,7 @@
 
 The scheduler only ever calls `submit`, `next_completion` and `now`, so the thread pool
 and the process pool (wall clock) and the simulator's event heap (virtual clock) are
-interchangeable; a Ray executor can follow by implementing the same three methods.
+interchangeable; so is the Ray executor (ray_executor.py, `make_executor("ray", ...)`).
 
 A job is what the meta loop builds from an action (`Scheduler(make_job=...)`): a `Work`
 (plain data, the module-level function that runs it, and the step that records its
@@ -208,8 +208,13 @@ def _leave_ctrl_c_to_the_loop() -> None:
 EXECUTORS = {"thread": ThreadExecutor, "process": ProcessExecutor}
 
 
-def make_executor(kind: str, workers: int) -> ThreadExecutor | ProcessExecutor:
-    """`thread` (the default: jobs wait on Docker and the LLM, not on Python) or `process`."""
+def make_executor(kind: str, workers: int, run: Any = None, jobs: Any = None) -> Any:
+    """`thread` (the default: jobs wait on Docker and the LLM, not on Python), `process`,
+    or, given the run and its job factory, `ray`."""
+    if kind == "ray" and run is not None:
+        from dgm.loop.ray_executor import ray_executor_for
+
+        return ray_executor_for(workers, run, jobs)
     if kind not in EXECUTORS:
         from dgm.errors import ConfigError
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -60,6 +60,8 @@ class LoopSummary:
     expansions: int = 0
     """Expansion attempts, earlier sessions and failed ones included."""
     failed_expansions: int = 0
+    tampered: dict[int, int] = field(default_factory=dict)
+    """Node -> evaluations the judge caught tampering with the test run (never best)."""
 
     @property
     def failed(self) -> bool:
@@ -79,6 +81,16 @@ class LoopSummary:
             f"nodes:   {self.nodes}   evaluations: {self.evaluations}   "
             f"expansions: {self.expansions} ({self.failed_expansions} failed)",
             f"spend:   ${self.spend_usd:.2f}   time: {self.elapsed_s / 60:.1f} min",
+        ] + self.tamper_lines()
+
+    def tamper_lines(self) -> list[str]:
+        if not self.tampered:
+            return []
+        nodes = ", ".join(f"{n} ({k}x)" for n, k in sorted(self.tampered.items()))
+        count = sum(self.tampered.values())
+        return [
+            f"TAMPERED: {count} evaluation(s), node(s) {nodes}: the judge caught the patch "
+            "interfering with the test run; failures, never best or exported"
         ]
 
 
@@ -130,7 +142,7 @@ class MetaLoop:
             max_expansions=limits.max_expansions,
         )
         run.event("run_started", strategy=config.strategy.name, resumed=done_jobs > 0)
-        with make_executor(self.executor_kind, config.workers) as executor:
+        with make_executor(self.executor_kind, config.workers, run, self.jobs) as executor:
             self.scheduler = Scheduler(
                 strategy,
                 self.state,
@@ -224,4 +236,5 @@ class MetaLoop:
             stop_kind=kind,
             expansions=run.expansion_attempts(),
             failed_expansions=self.state.total_failed_expansions if self.state else 0,
+            tampered={n: s.tampered for n, s in run.scores().items() if s.tampered},
         )

@@ -44,6 +44,10 @@ class Recorder:
             recorded = self.run.record_evaluation(evaluation)
         except Exception as exc:
             return self.unrecorded(job_id, exc)
+        if recorded.tampered:  # in the run's events too: `dgm status` lists the latest
+            data = {"node": recorded.node_id, "task": recorded.task_id,
+                    "evidence": " ".join(recorded.tamper_evidence.split())[:200]}  # fmt: skip
+            self._quietly(lambda: self.run.event("tampered", **data))
         self.rules.job_finished()
         return Evaluated(recorded.resolved)
 

@@ -87,6 +87,8 @@ def open_session(
         on_usage=store.record_usage,
         spent_usd=store.spend_usd(),
     )
+    if (executor or config.executor.kind) == "ray":  # the workers' relays call in over TCP
+        gateway.host = config.executor.gateway_host
     jobs = SandboxJobs(store, gateway)
     loop = MetaLoop(store, jobs=jobs, on_progress=on_progress, executor=executor)
     gateway.start()

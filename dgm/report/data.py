@@ -23,7 +23,7 @@ from dgm.store.usage import spend_by_job
 
 DIFF_LIMIT = 60_000  # characters of diff kept per node
 # Verdict letters of the heatmap and the per-task table.
-PASS, FAIL, EMPTY, ERROR, NONE = "P", "F", "E", "X", "."
+PASS, FAIL, EMPTY, ERROR, NONE, TAMPERED = "P", "F", "E", "X", ".", "T"
 # Log files linked from the page, in the order of the bitmask bits in `evals` rows.
 LINKED_FILES = (logs.TRAJECTORY, logs.TEST_OUTPUT, logs.PATCH, logs.LLM_LOG)
 
@@ -44,14 +44,18 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
     log_dirs: list[str] = []
     log_index: dict[str, int] = {}
     warned: dict[int, list[tuple[str, list]]] = {}
+    forged: dict[int, list[str]] = {}  # node -> "task: the judge's evidence"
     for e in evaluations:
+        if e.tampered:
+            forged.setdefault(e.node_id, []).append(f"{e.task_id}: {e.tamper_evidence}"[:300])
         if e.details.get(WARNINGS):
             warned.setdefault(e.node_id, []).append((e.task_id, e.details[WARNINGS]))
         verdict = _verdict(e)
         row = heat.setdefault(e.node_id, [NONE] * len(tasks))
         i = task_index[e.task_id]
-        # Several evaluations of one task (stages, reruns): a pass anywhere counts.
-        if row[i] != PASS:
+        # Several evaluations of one task (stages, reruns): a pass anywhere counts, and
+        # tampering anywhere outranks even a pass.
+        if row[i] != TAMPERED and (row[i] != PASS or verdict == TAMPERED):
             row[i] = verdict
         mask, log = _log_files(run.path, e.log_dir, log_dirs, log_index)
         per_node.setdefault(e.node_id, []).append(
@@ -94,6 +98,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
                 "onPath": node_id in best_path,
                 "meta": {k: str(v)[:200] for k, v in node.meta.items() if k != WARNINGS},
                 "warnings": tamper_lines(node.meta, warned.get(node_id, [])),
+                "tampered": forged.get(node_id, [])[:30],
                 "heat": "".join(heat.get(node_id, [])),
                 "evals": per_node.get(node_id, []),
                 "diff": diffs.get(node_id, ""),
@@ -115,6 +120,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
             "evaluations": len(evaluations),
             "spend": round(run.spend_usd(), 4),
             "best": best,
+            "tampered": {str(n): len(v) for n, v in sorted(forged.items())},
         },
         "runHref": "" if rel == "." else rel.replace(os.sep, "/") + "/",
         "linkedFiles": list(LINKED_FILES),
@@ -144,6 +150,8 @@ def tamper_lines(meta: dict[str, Any], by_task: list[tuple[str, list]]) -> list[
 
 
 def _verdict(e: Any) -> str:
+    if e.tampered:
+        return TAMPERED
     if e.resolved:
         return PASS
     if e.empty_patch:

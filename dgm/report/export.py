@@ -33,16 +33,28 @@ FORMATS = ("dir", "bundle", "image")
 
 
 def resolve_node(run: Run, spec: str) -> Node:
-    """`best` (the node `dgm status` calls best) or a node id."""
+    """`best` (the node `dgm status` calls best) or a node id; never a node the judge
+    caught tampering with the test run (no override: its scores prove nothing)."""
     if spec == "best":
         best = lineage.best_node(lineage.build_lineage(run))
         if best is None:
             raise DgmError(
-                f"run {run.path} has no evaluated node, so there is no best node yet",
+                f"run {run.path} has no evaluated node that may be best, so no best node yet",
                 "give a node id (see `dgm tree`), or evaluate the run first",
             )
-        return run.node(best)
-    return run.node(spec)
+        node = run.node(best)
+    else:
+        node = run.node(spec)
+    forged = run.tampered_evaluations(node.id)
+    if forged:
+        evidence = " ".join(forged[0].tamper_evidence.split())[:160]
+        raise DgmError(
+            f"node {node.id} is not exported: the judge caught it tampering with the test run "
+            f"in {len(forged)} evaluation(s) (first: {forged[0].task_id}: "
+            f"{evidence})",
+            "export another node (see `dgm status`); a tampered node is never exported",
+        )
+    return node
 
 
 def export(run_dir: Path, spec: str, out: Path, fmt: str, tag: str | None = None) -> str:

@@ -1,7 +1,8 @@
 """The lineage tree: a networkx DiGraph built from a run's store.
 
 Edges go parent -> child. Node attributes: `parent`, `depth`, `status`, `origin`,
-`passed`, `total` (the node's OWN evaluations), `cost_usd` (LLM spend attributed to
+`passed`, `total`, `tampered` (the node's OWN evaluations; `tampered` counts those the
+judge caught interfering with the test run), `cost_usd` (LLM spend attributed to
 the node), `created_at`. The clade counts the strategies use (a node's results pooled with
 its descendants') are the search state's (`SearchState.clade_counts`), the only ones.
 """
@@ -38,6 +39,7 @@ def build_lineage(run: Run) -> nx.DiGraph:
             created_at=created_at,
             passed=score.passed if score else 0,
             total=score.total if score else 0,
+            tampered=score.tampered if score else 0,
             cost_usd=costs.get(node, 0.0),
         )
         if parent is not None:
@@ -69,7 +71,10 @@ def best_node(graph: nx.DiGraph, min_evals: int | None = None) -> int | None:
     if min_evals is not None:
         rule = BestRule(rule.quantile, min_evals, rule.confirmed)
     return pick_best(
-        (Candidate(n, a["status"], a["passed"], a["total"]) for n, a in graph.nodes(data=True)),
+        (
+            Candidate(n, a["status"], a["passed"], a["total"], a.get("tampered", 0))
+            for n, a in graph.nodes(data=True)
+        ),
         rule,
     )
 

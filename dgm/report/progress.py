@@ -52,10 +52,13 @@ def run_progress(run: Run) -> Progress:
     status = {n.id: n.status for n in nodes}
 
     counts: dict[int, tuple[int, int]] = {}
+    tampered: set[int] = set()  # from its first tampered evaluation on, never best
     rate_sum, archived = 0.0, 0
     heap: list[tuple[float, int, int, int]] = []  # (-bound, -total, node, total): lazy
     out = Progress()
-    for i, (node, resolved, created_at) in enumerate(rows, start=1):
+    for i, (node, resolved, created_at, forged) in enumerate(rows, start=1):
+        if forged:
+            tampered.add(node)
         passed, seen = counts.get(node, (0, 0))
         in_archive = node not in rejected
         if seen and in_archive:
@@ -65,11 +68,12 @@ def run_progress(run: Run) -> Progress:
         if in_archive:
             rate_sum += passed / seen
             archived += seen == 1
-            if seen >= min_evals and eligible(Candidate(node, status[node], passed, seen)):
+            candidate = Candidate(node, status[node], passed, seen, int(node in tampered))
+            if seen >= min_evals and eligible(candidate):
                 bound = lower_bound(passed, seen - passed, quantile)
                 heapq.heappush(heap, (-bound, -seen, node, seen))
-        while heap and counts[heap[0][2]][1] != heap[0][3]:
-            heapq.heappop(heap)  # an outdated entry: that node has been evaluated since
+        while heap and (counts[heap[0][2]][1] != heap[0][3] or heap[0][2] in tampered):
+            heapq.heappop(heap)  # outdated (evaluated since) or caught tampering
         k = bisect.bisect_right(spend_ts, created_at)
         out.evals.append(i)
         out.dollars.append(round(spend_cum[k - 1], 6) if k else 0.0)

@@ -35,6 +35,7 @@
       ...costSpans(D.costs),
       best ? `<span>best <a href="#node-${best.id}" data-go="${best.id}">node ${best.id}</a>
         <b>${pct(best.passed, best.total)}</b></span>` : "<span>no evaluated node yet</span>",
+      ...tamperedSpans(r.tampered),
       `<span class="muted">generated ${when(r.generated)}</span>`,
     ].join("");
     $("legend").innerHTML =
@@ -44,6 +45,15 @@
       `<i class="swatch" style="background:#c9ced6"></i>not evaluated` +
       `<i class="swatch" style="border:2px solid var(--best)"></i>best lineage` +
       ` · size: evaluations · faded: rejected`;
+  }
+
+  // Nodes the judge caught tampering with the test run: named loudly, never best.
+  function tamperedSpans(t) {
+    const ids = Object.keys(t || {});
+    if (!ids.length) return [];
+    const n = ids.reduce((s, k) => s + t[k], 0);
+    return [`<span class="tampered">TAMPERED: ${n} evaluation(s) on node(s) ` +
+      ids.map((k) => `<a data-go="${k}">${k}</a>`).join(", ") + ` (never best or exported)</span>`];
   }
 
   // ---- tree ------------------------------------------------------------------------
@@ -65,10 +75,11 @@
     ];
     const labels = D.nodes.length <= 200;
     for (const n of D.nodes) {
-      const cls = "n" + (n.status === "rejected" ? " rejected" : "");
+      const cls = "n" + (n.status === "rejected" ? " rejected" : "") + (n.tampered.length ? " tampered" : "");
       parts.push(`<circle class="${cls}" data-id="${n.id}" cx="${px(n)}" cy="${py(n)}" ` +
         `r="${radius(n)}" fill="${colour(n)}"><title>node ${n.id}: ` +
         `${pct(n.passed, n.total)}, ${usd(n.cost)}${n.status !== "active" ? ", " + n.status : ""}` +
+        `${n.tampered.length ? ", TAMPERED" : ""}` +
         `</title></circle>`);
       if (n.onPath) parts.push(`<circle class="ring" cx="${px(n)}" cy="${py(n)}" r="${radius(n) + 3}"/>`);
       if (labels) parts.push(`<text x="${px(n) + 8}" y="${py(n) - 6}">${n.id}</text>`);
@@ -145,6 +156,10 @@
     ];
     let html = `<h2>Node ${n.id}</h2><table class="kv">` +
       rows.map(([k, v]) => `<tr><td>${k}</td><td>${v}</td></tr>`).join("") + "</table>";
+    if (n.tampered.length) html += `<div class="tampered"><h3>TAMPERED: the judge caught this ` +
+      `agent's patch interfering with the test run in ${n.tampered.length} evaluation(s)</h3>` +
+      `<p>Counted as failures; this node is never best and never exported.</p><ul>` +
+      n.tampered.map((w) => `<li><code>${esc(w)}</code></li>`).join("") + "</ul></div>";
     html += `<h3>Origin</h3><div class="origin">${esc(n.origin)}</div>`;
     if (n.warnings.length) html += `<h3>Tamper scan: ${n.warnings.length} warning(s), not a verdict</h3>` +
       `<ul class="warnings">${n.warnings.map((w) => `<li><code>${esc(w)}</code></li>`).join("")}</ul>`;
@@ -185,7 +200,7 @@
       "</table>";
   }
 
-  const VERDICT = { P: "passed", F: "failed", E: "empty patch", X: "error" };
+  const VERDICT = { P: "passed", F: "failed", E: "empty patch", X: "error", T: "TAMPERED" };
   const LINK_LABEL = ["trajectory", "test output", "patch", "llm log"];
   function evalTable(n) {
     if (!n.evals.length) return `<h3>Tasks</h3><p class="muted">Not evaluated.</p>`;
@@ -293,7 +308,7 @@
   }
 
   // ---- heatmap ---------------------------------------------------------------------
-  const HEAT = { P: "#2e9e4f", F: "#e8a8a3", E: "#f3c77a", X: "#b58bd1", ".": "#f1f3f5" };
+  const HEAT = { P: "#2e9e4f", F: "#e8a8a3", E: "#f3c77a", X: "#b58bd1", T: "#000000", ".": "#f1f3f5" };
   function drawHeat() {
     const rows = D.nodes.filter((n) => n.heat).sort((a, b) => a.x - b.x || a.depth - b.depth);
     const canvas = $("heat");
@@ -312,7 +327,7 @@
       }
     });
     $("heat-hint").textContent = `(${rows.length} evaluated nodes × ${D.tasks.length} tasks; ` +
-      `rows in tree order; green: solved, red: failed, amber: empty patch, purple: error)`;
+      `rows in tree order; green: solved, red: failed, amber: empty patch, purple: error, black: tampered)`;
     const at = (e) => {
       const b = canvas.getBoundingClientRect();
       const r = Math.floor((e.clientY - b.top) / ch), t = Math.floor((e.clientX - b.left - left) / cw);

@@ -1,5 +1,6 @@
 """The lineage as text: one line per node with its score, children and cost, drawn with
-box characters; the best node (the store's one rule) is starred."""
+box characters; the best node (the store's one rule) is starred, and a node the judge
+caught tampering with the test run is marked TAMPERED (never best)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def tree_lines(graph: nx.DiGraph) -> list[str]:
         tags = []
         if a["status"] != "active":
             tags.append(a["status"])
+        if a.get("tampered"):
+            tags.append(f"TAMPERED {a['tampered']}x")
         if node == best:
             tags.append("★ best")
         line = (

@@ -14,7 +14,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import subprocess
 import tempfile
 import time
 import tomllib
@@ -23,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dgm.errors import NotFoundError, SandboxError
+from dgm.paths import containers_dir
 from dgm.sandbox import apt_sources
+from dgm.sandbox.build_steps import DEFAULT_TIMEOUT_S, Steps, follow_docker_build, run_tool
 from dgm.sandbox.docker_client import docker_client
 
 BUILDER_VERSION = "1"  # bump when this file changes how images are made
@@ -31,16 +32,6 @@ PARENTS: dict[str, str | None] = {"base": None, "runtime": "base", "polyglot": "
 IMAGE_NAMES = tuple(PARENTS)
 
 Log = Callable[[str], None]
-
-
-def containers_dir() -> Path:
-    override = os.environ.get("DGM_CONTAINERS_DIR")
-    path = Path(override) if override else Path(__file__).resolve().parents[2] / "containers"
-    if not (path / "runtime" / "Dockerfile").is_file():
-        raise SandboxError(
-            f"image recipes not found at {path}", "set DGM_CONTAINERS_DIR to the containers/ folder"
-        )
-    return path
 
 
 def _check_name(name: str) -> None:
@@ -125,8 +116,11 @@ def status() -> list[ImageStatus]:
     return result
 
 
-def build(name: str, log: Log = print, force: bool = False) -> str:
-    """Build `name` and its parents where missing; returns its full tag."""
+def build(
+    name: str, log: Log = print, force: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> str:
+    """Build `name` and its parents where missing; returns its full tag. Each image's
+    build is cut after `timeout_s`."""
     _check_name(name)
     if not force and _exists(docker_client(), tag(name)):
         log(f"{name}: {tag(name)} is up to date")
@@ -134,12 +128,12 @@ def build(name: str, log: Log = print, force: bool = False) -> str:
     lock_path = Path(tempfile.gettempdir()) / "dgm-image-build.lock"
     with open(lock_path, "w") as lock:  # one builder at a time on this host
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _build_locked(name, log, force)
+        return _build_locked(name, log, force, timeout_s)
 
 
-def _build_locked(name: str, log: Log, force: bool) -> str:
+def _build_locked(name: str, log: Log, force: bool, timeout_s: float) -> str:
     parent = PARENTS[name]
-    parent_tag = _build_locked(parent, log, False) if parent else None
+    parent_tag = _build_locked(parent, log, False, timeout_s) if parent else None
     full = tag(name)
     client = docker_client()
     if not force and _exists(client, full):
@@ -147,10 +141,11 @@ def _build_locked(name: str, log: Log, force: bool) -> str:
         return full
     started = time.monotonic()
     log(f"{name}: building {full}")
+    steps = Steps(name, log, timeout_s)
     if parent_tag is None:
-        _build_base(full, log)
+        _build_base(full, steps)
     else:
-        _docker_build(name, full, parent_tag, log)
+        _docker_build(name, full, parent_tag, steps)
     log(f"{name}: built {full} in {time.monotonic() - started:.0f} s")
     _untag_older(client, name, full, log)
     return full
@@ -180,7 +175,7 @@ def _base_suite() -> str:
     return suite
 
 
-def _build_base(full_tag: str, log: Log) -> None:
+def _build_base(full_tag: str, steps: Steps) -> None:
     recipe = tomllib.loads((containers_dir() / "base" / "recipe.toml").read_text())
     if not _which("mmdebstrap"):
         raise SandboxError(
@@ -199,13 +194,9 @@ def _build_base(full_tag: str, log: Log) -> None:
         if recipe.get("include"):
             cmd.append("--include=" + ",".join(recipe["include"]))
         cmd += [_base_suite(), str(rootfs), str(sources)]
-        log("base: " + " ".join(cmd))
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SandboxError(
-                f"mmdebstrap failed (exit {proc.returncode}): {proc.stderr.strip()[-800:]}",
-                "check that the host's Debian mirror is reachable (apt-get update)",
-            )
+        steps.log("base: " + " ".join(cmd))
+        hint = "check that the host's Debian mirror is reachable (apt-get update)"
+        run_tool(cmd, steps, lambda line: line.startswith("I: "), hint)  # mmdebstrap's stages
         repository, _, version = full_tag.partition(":")
         docker_client(timeout=600).api.import_image_from_file(
             str(rootfs),
@@ -215,12 +206,12 @@ def _build_base(full_tag: str, log: Log) -> None:
         )
 
 
-def _docker_build(name: str, full_tag: str, parent_tag: str, log: Log) -> None:
+def _docker_build(name: str, full_tag: str, parent_tag: str, steps: Steps) -> None:
     build_args = {"BASE_IMAGE": parent_tag}
     for var in ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
         if os.environ.get(var):
             build_args[var] = os.environ[var]  # predefined ARGs: not part of the cache key
-    api = docker_client(timeout=3600).api
+    api = docker_client(timeout=int(min(steps.timeout_s, 3600)) + 1).api  # a silent step
     stream = api.build(
         path=str(containers_dir() / name),
         tag=full_tag,
@@ -231,19 +222,11 @@ def _docker_build(name: str, full_tag: str, parent_tag: str, log: Log) -> None:
         pull=False,
         decode=True,
     )
-    tail: list[str] = []
-    for event in stream:
-        if "error" in event:
-            raise SandboxError(
-                f"building image {name} failed: {event['error'].strip()}",
-                "see the build output above; a network error means the Debian mirror is"
-                " unreachable from Docker's build containers",
-            )
-        text = event.get("stream", "").rstrip()
-        if text:
-            tail = (tail + [text])[-20:]
-            if text.startswith("Step "):
-                log(f"{name}: {text}")
+    hint = (
+        "the failing step and its output are above; a network error means the Debian"
+        " mirror is unreachable from Docker's build containers"
+    )
+    follow_docker_build(stream, steps, hint)
 
 
 def _which(program: str) -> bool:

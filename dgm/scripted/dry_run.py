@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from dgm.benchmarks.task import Task
-from dgm.paths import REPO_ROOT
+from dgm.paths import subset_file
 from dgm.scripted.agent_drivers import CapabilityScript, WriteFilesScript, say
 
 SCRIPT_NAME = "capability"
-DRY_RUN_SUBSET = "@" + str(REPO_ROOT / "eval" / "subsets" / "polyglot_dry_run.txt")
+DRY_RUN_SUBSET = "@" + str(subset_file("polyglot_dry_run.txt"))
 DRY_RUN_SUBSETS = {
     "polyglot": DRY_RUN_SUBSET,
-    "swebench": "@" + str(REPO_ROOT / "eval" / "subsets" / "swe_dry_run.txt"),
+    "swebench": "@" + str(subset_file("swe_dry_run.txt")),
 }
 HARD_TASKS = frozenset({"python__dominoes", "python__wordy"})
 TOOL = "search_files"

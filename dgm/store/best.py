@@ -8,9 +8,10 @@ the report and `dgm export`.
    then the older node. The strategies' final choice (dgm/strategies/final.py) ranks the
    same way, with the same numbers (dgm/scoring.py).
 
-A node is eligible when it is not rejected and has been evaluated. To exclude more nodes
-(e.g. ones with a forged evaluation), extend `eligible` and the `Candidate` it reads: every
-caller follows, the confirmed node included.
+A node is eligible when it is not rejected, has been evaluated, and no evaluation of it
+was found tampered with (the judge's canaries caught its patch interfering with the test
+run): a perfect score with one tampered evaluation is still never best, never exported,
+never confirmed. Every caller reads `eligible`, the confirmed node included.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class Candidate:
     status: str
     passed: int
     total: int
+    tampered: int = 0
+    """Evaluations of this node the judge found tampered with."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class BestRule:
 
 def eligible(candidate: Candidate) -> bool:
     """May this node be called best at all (whatever its score)?"""
-    return candidate.total > 0 and candidate.status != "rejected"
+    return candidate.total > 0 and candidate.status != "rejected" and not candidate.tampered
 
 
 def pick_best(candidates: Iterable[Candidate], rule: BestRule | None = None) -> int | None:
@@ -80,9 +83,9 @@ def best_node(run: Any, min_evals: int | None = None) -> int | None:
     scores = run.scores()
     return pick_best(
         (
-            Candidate(n.id, n.status, scores[n.id].passed, scores[n.id].total)
+            Candidate(n.id, n.status, s.passed, s.total, s.tampered)
             for n in run.nodes()
-            if n.id in scores
+            if (s := scores.get(n.id)) is not None
         ),
         BestRule.of(run, min_evals),
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dgm.errors import RunDirError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 BUSY_TIMEOUT_S = float(os.environ.get("DGM_DB_BUSY_TIMEOUT_S", "30"))
 """How long a write waits for another connection's lock before it fails (then the job's
@@ -101,6 +101,11 @@ MIGRATIONS: dict[int, str] = {
     # Prompt caching: input tokens written to the provider's cache, priced on their own.
     2: """
     ALTER TABLE llm_usage ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    """,
+    # The judge caught the patch tampering with the test run (canaries): never resolved,
+    # never best, never exported. Evaluations recorded before this are untampered.
+    3: """
+    ALTER TABLE evaluations ADD COLUMN tampered INTEGER NOT NULL DEFAULT 0;
     """,
 }
 

@@ -69,6 +69,11 @@ class RunQueries:
         rows = self.db.query("SELECT * FROM events ORDER BY id DESC LIMIT ?", (limit,))
         return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in reversed(rows)]
 
+    def events_of(self, kind: str) -> list[dict[str, Any]]:
+        """Every event of one kind, oldest first (e.g. `job_placed`: which node ran a job)."""
+        rows = self.db.query("SELECT * FROM events WHERE kind=? ORDER BY id", (kind,))
+        return [{"ts": r["ts"], "kind": r["kind"], **json.loads(r["data"])} for r in rows]
+
     # -- aggregates for lineage and report -----------------------------------------------
     def node_costs(self) -> dict[int, float]:
         """LLM dollars attributed to each node."""
@@ -91,10 +96,13 @@ class RunQueries:
         rows = self.db.query("SELECT ts, cost_usd FROM llm_usage ORDER BY ts")
         return [(r["ts"], r["cost_usd"] or 0.0) for r in rows]
 
-    def evaluation_series(self) -> list[tuple[int, bool, float]]:
-        """(node, resolved, recorded at) of every evaluation, in recording order."""
-        rows = self.db.query("SELECT node_id, resolved, created_at FROM evaluations ORDER BY id")
-        return [(r["node_id"], bool(r["resolved"]), r["created_at"]) for r in rows]
+    def evaluation_series(self) -> list[tuple[int, bool, float, bool]]:
+        """(node, resolved, recorded at, tampered) of every evaluation, in recording order."""
+        rows = self.db.query(
+            "SELECT node_id, resolved, created_at, tampered FROM evaluations ORDER BY id"
+        )
+        return [(r["node_id"], bool(r["resolved"]), r["created_at"], bool(r["tampered"]))
+                for r in rows]  # fmt: skip
 
     def usual_eval_count(self) -> int:
         """The most common number of evaluations per node (the first stage's size)."""

@@ -61,6 +61,10 @@ class Evaluation:
     details: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
     created_at: float | None = None
+    tampered: bool = False
+    """The judge caught the patch interfering with the test run (a canary went the wrong
+    way or went missing): a failure, and the node is never best nor exported. What the
+    judge saw is `details["tamper_evidence"]`."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Evaluation:
@@ -82,7 +86,12 @@ class Evaluation:
             job_id=row["job_id"],
             created_at=row["created_at"],
             details=json.loads(row["details"]),
+            tampered=bool(row["tampered"]),
         )
+
+    @property
+    def tamper_evidence(self) -> str:
+        return str(self.details.get("tamper_evidence") or "no evidence recorded")
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,8 @@ class Score:
 
     passed: int
     total: int
+    tampered: int = 0
+    """How many of the evaluations the judge found tampered with (never counted passed)."""
 
     @property
     def rate(self) -> float:

@@ -37,7 +37,7 @@ LOGS_DIR = "logs"
 
 _EVAL_COLUMNS = (
     "node_id task_id benchmark stage resolved empty_patch tests_passed tests_total "
-    "agent_seconds judge_seconds cost_usd error log_dir job_id created_at details"
+    "agent_seconds judge_seconds cost_usd error log_dir job_id created_at details tampered"
 ).split()
 
 
@@ -231,6 +231,8 @@ class Run(JobLedger, RunQueries):
         row = asdict(evaluation)
         row["created_at"] = row["created_at"] or time.time()
         row["details"] = json.dumps(row["details"])
+        # A tampered run proves nothing: never a pass, whatever the caller claimed.
+        row["resolved"] = evaluation.resolved and not evaluation.tampered
         with self.db.transaction() as conn:
             if evaluation.job_id is not None:
                 done = conn.execute(
@@ -260,10 +262,24 @@ class Run(JobLedger, RunQueries):
     def scores(self) -> dict[int, Score]:
         """Every node's passed/total over all its evaluations, in one query."""
         rows = self.db.query(
-            "SELECT node_id, SUM(resolved) AS passed, COUNT(*) AS total "
-            "FROM evaluations GROUP BY node_id"
+            "SELECT node_id, SUM(resolved) AS passed, COUNT(*) AS total, "
+            "SUM(tampered) AS tampered FROM evaluations GROUP BY node_id"
         )
-        return {r["node_id"]: Score(r["passed"], r["total"]) for r in rows}
+        return {r["node_id"]: Score(r["passed"], r["total"], r["tampered"]) for r in rows}
+
+    def tampered_evaluations(self, node_id: int | None = None) -> list[Evaluation]:
+        """The evaluations (of one node, or all) the judge found tampered with, in order."""
+        sql = "SELECT * FROM evaluations WHERE tampered=1"
+        if node_id is None:
+            rows = self.db.query(sql + " ORDER BY id")
+        else:
+            rows = self.db.query(sql + " AND node_id=? ORDER BY id", (int(node_id),))
+        return [Evaluation.from_row(r) for r in rows]
+
+    def tampered_nodes(self) -> set[int]:
+        """Nodes with at least one tampered evaluation: never best, never exported."""
+        rows = self.db.query("SELECT DISTINCT node_id FROM evaluations WHERE tampered=1")
+        return {int(r["node_id"]) for r in rows}
 
     def score(self, node_id: int) -> Score:
         return self.scores().get(int(node_id), Score(0, 0))

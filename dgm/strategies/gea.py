@@ -127,10 +127,16 @@ class MemberRecord:
     """Tasks it solves that its parent failed."""
     broke: tuple[str, ...]
     """Tasks its parent solved that it fails."""
+    tampered: tuple[str, ...] = ()
+    """Tasks where the judge caught it tampering with the tests: its change is no lesson."""
 
 
 def member_record(
-    node: str, change: str, own: dict[str, bool], parent: dict[str, bool]
+    node: str,
+    change: str,
+    own: dict[str, bool],
+    parent: dict[str, bool],
+    tampered: Sequence[str] = (),
 ) -> MemberRecord:
     common = sorted(set(own) & set(parent))
     return MemberRecord(
@@ -138,6 +144,7 @@ def member_record(
         change,
         tuple(t for t in common if own[t] and not parent[t]),
         tuple(t for t in common if parent[t] and not own[t]),
+        tuple(sorted(tampered)),
     )
 
 
@@ -151,4 +158,9 @@ def group_experience(records: Sequence[MemberRecord], limit: int = 6_000) -> str
             f"  fixed (solved where its parent failed): {', '.join(r.fixed) or 'none'}\n"
             f"  broke (failed where its parent solved): {', '.join(r.broke) or 'none'}"
         )
+        if r.tampered:  # never a change to reuse: the judge caught it, it earned nothing
+            parts[-1] += (
+                f"\n  CAUGHT TAMPERING with the tests (never rewarded; do not reuse this "
+                f"change) on: {', '.join(r.tampered)}"
+            )
     return "\n".join(parts)[:limit]

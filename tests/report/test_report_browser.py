@@ -80,3 +80,26 @@ def test_thousand_node_report_loads_fast_and_clicks(
     # The heatmap was drawn: one row per evaluated node.
     assert browser.evaluate("document.getElementById('heat').height") > 500
     browser.screenshot(ARTIFACTS / "report-1000.png")
+
+
+def test_a_tampered_node_is_named_loudly_and_never_best(browser: Chromium, tmp_path: Path) -> None:
+    from runs import make_small_run
+
+    from dgm.store import Evaluation
+
+    with make_small_run(tmp_path / "run") as run:
+        run.record_evaluation(Evaluation(
+            node_id=3, task_id="python__extra", benchmark="polyglot", resolved=True,
+            tampered=True, details={"tamper_evidence": "report: canary test_c_7 missing"},
+        ))  # fmt: skip
+    page = write_report(tmp_path / "run", tmp_path / "report.html")
+    browser.open(page.as_uri())
+    summary = browser.evaluate("document.getElementById('summary').textContent")
+    assert "TAMPERED: 1 evaluation(s) on node(s) 3 (never best or exported)" in summary
+    shown_first = browser.evaluate("document.getElementById('details').dataset.node")
+    assert shown_first != "3"  # node 3 was best before it was caught
+    browser.click('#tree circle[data-id="3"]')
+    node, text = _details(browser)
+    assert node == "3" and "TAMPERED: the judge caught this agent's patch" in text
+    assert "python__extra: report: canary test_c_7 missing" in text and "★ best" not in text
+    assert browser.evaluate("document.querySelectorAll('#tree circle.tampered').length") == 1

@@ -1,0 +1,80 @@
+"""A job packed for a node with no shared filesystem: the folders it reads travel inside
+it, its endpoints are rewritten to the node's relay, and its logs come back into the log
+folder the head chose (plain files only)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from dgm.benchmarks.task import Task
+from dgm.distributed.parcel import Returned, pack, pack_logs, receive, unpack
+from dgm.errors import SandboxError
+from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome
+from dgm.jobs.llm_access import LLMAccess
+
+
+def _job(tmp_path: Path) -> EvalJob:
+    agent, exercise = tmp_path / "head" / "agent", tmp_path / "head" / "exercise"
+    (agent / "coder").mkdir(parents=True)
+    (agent / "agent.toml").write_text("[agent]\n")
+    (agent / "coder" / "main.py").write_text("print(1)\n")
+    exercise.mkdir()
+    (exercise / "wordy.py").write_text("def answer(q): ...\n")
+    task = Task("python__wordy", "polyglot", "python", "solve it", "dgm/polyglot:abc",
+                "dgm/polyglot:abc", "pytest", 60, str(exercise))  # fmt: skip
+    llm = LLMAccess("unix:///run/dgm/llm.sock", "tok", "m", {"DGM_LLM_URL": "unix:///run/dgm/llm.sock"},
+                    "/head/socket.sock", "/run/dgm/llm.sock")  # fmt: skip
+    log_dir = tmp_path / "run" / "logs" / "eval" / "eval-0-abc"
+    log_dir.mkdir(parents=True)
+    (log_dir / "llm.jsonl").write_text("{}\n")  # the head's gateway writes this one
+    return EvalJob(AgentRef(str(agent), commit="c0ffee"), task, str(log_dir), llm=llm)
+
+
+def test_a_parcel_carries_the_folders_and_brings_the_logs_back(tmp_path) -> None:
+    job = _job(tmp_path)
+    parcel = pack(job)
+    assert parcel.job_id == "eval-0-abc" and parcel.images == ("dgm/polyglot:abc",)
+    node = tmp_path / "node"
+    there, log_dir = unpack(parcel, node, lambda field, access: "/node/relay.sock")
+    assert Path(there.agent.path, "coder", "main.py").read_text() == "print(1)\n"
+    assert Path(there.task.source, "wordy.py").is_file()
+    assert str(node) in there.agent.path and str(node) in there.task.source
+    assert there.llm.socket_path == "/node/relay.sock"  # mounted where the gateway's was
+    assert there.llm.url == "unix:///run/dgm/llm.sock" and there.llm.token == "tok"
+    assert Path(there.log_dir) == log_dir and not any(log_dir.iterdir())
+    (log_dir / "patch.diff").write_text("diff\n")
+    (log_dir / "out").mkdir()
+    (log_dir / "out" / "trajectory.json").write_text("[]")
+    outcome = EvalOutcome("x", "python__wordy", "polyglot", "python", True, False, {}, 1, 1,
+                          1.0, 1.0, 1.0, 0.1, 0, False, 0, None, {},
+                          {"patch": str(log_dir / "patch.diff")})  # fmt: skip
+    returned = Returned(outcome, pack_logs(log_dir), str(log_dir), {"name": "b"})
+    result = receive(parcel, returned)
+    head_log = Path(job.log_dir)
+    assert (head_log / "patch.diff").read_text() == "diff\n"
+    assert (head_log / "out" / "trajectory.json").is_file()
+    assert result.logs["patch"] == str(head_log / "patch.diff")
+    assert result.logs["llm"] == str(head_log / "llm.jsonl")
+
+
+def test_logs_with_a_link_are_refused_on_the_head(tmp_path) -> None:
+    job = _job(tmp_path)
+    node_log = tmp_path / "node-log"
+    node_log.mkdir()
+    (node_log / "evil").symlink_to("/etc/passwd")
+    returned = Returned(None, pack_logs(node_log), str(node_log), {"name": "b"})
+    with pytest.raises(SandboxError, match="refused"):
+        receive(pack(job), returned)
+    assert not Path(job.log_dir, "evil").exists()
+
+
+def test_a_host_side_endpoint_points_at_the_relay_socket(tmp_path) -> None:
+    job = _job(tmp_path)
+    host_side = dataclasses.replace(job.llm, container_socket_path=None, url="unix:///head.sock")
+    parcel = pack(dataclasses.replace(job, llm=host_side))
+    there, _ = unpack(parcel, tmp_path / "node", lambda field, access: "/node/relay.sock")
+    assert there.llm.url == "unix:///node/relay.sock"
+    assert there.llm.env["DGM_LLM_URL"] == "unix:///node/relay.sock"
