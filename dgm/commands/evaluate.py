@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from dgm.commands.options import PriceOption
 from dgm.errors import DgmError, NotFoundError
 
 console = Console()
@@ -46,6 +47,7 @@ def eval_command(
     executor: Annotated[
         str, typer.Option(help="Where jobs run: thread or process (worker processes).")
     ] = "thread",
+    price: PriceOption = None,
 ) -> None:
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
@@ -73,7 +75,8 @@ def eval_command(
                 "no model given for the agent",
                 "pass --llm MODEL, e.g. anthropic/claude-sonnet-4-5 (or scripted/capability)",
             )
-        gateway = start_gateway(model, out, {t.id: t for t in tasks}.get) if model else None
+        lookup = {t.id: t for t in tasks}.get
+        gateway = start_gateway(model, out, lookup, price) if model else None
         header = {
             "agent": agent, "benchmark": benchmark, "subset": subset, "model": model,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "tasks": len(tasks),

@@ -35,13 +35,16 @@ def resolve_agent(agent: str, tmp: Path) -> tuple[AgentRef, str | None]:
     )
 
 
-def start_gateway(model: str, out: Path, task_lookup: Callable[[str], Any]) -> Any:
+def start_gateway(
+    model: str, out: Path, task_lookup: Callable[[str], Any], price: Any = None
+) -> Any:
     """A started gateway for `dgm eval`'s agent (the dry run's scripted model registered
-    when that is the model)."""
+    when that is the model); `price` ($/Mtok in, out) for a model the table lacks."""
     from dgm.gateway import Gateway
 
     if model == "scripted/capability":  # the dry run's scripted model
         from dgm.scripted.dry_run import register
 
         register(task_lookup)
-    return Gateway(model, run="eval", log_dir=out / "logs", port=None).start()
+    prices = {model: price} if price else None
+    return Gateway(model, run="eval", log_dir=out / "logs", port=None, prices=prices).start()

@@ -80,3 +80,14 @@ def test_run_takes_the_price_of_a_self_hosted_model(tmp_path, polyglot_dir) -> N
                             timeout=120)  # fmt: skip
     assert priced.returncode == 1 and "Docker is not available" in priced.stderr, priced.stderr
     assert "price" not in priced.stderr and not (tmp_path / "r").exists()
+
+
+def test_eval_gateway_takes_the_price_of_a_self_hosted_model(tmp_path) -> None:
+    """`dgm eval --price`: the agent's gateway starts for a model the price table lacks."""
+    from dgm.errors import DgmError
+    from dgm.loop.eval_session import start_gateway
+
+    with pytest.raises(DgmError, match="pass --price INPUT,OUTPUT"):
+        start_gateway(LOCAL, tmp_path, {}.get)
+    gateway = start_gateway(LOCAL, tmp_path, {}.get, parse_price("0,0"))
+    gateway.stop()
