@@ -25,7 +25,7 @@ from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.jobs.group import group_experience_from_run
 from dgm.loop.executors import Outcome, Work
 from dgm.loop.job_factory import JobFactory
-from dgm.loop.recording import Recorder
+from dgm.loop.recording import Recorder, describe_error
 from dgm.store import Run
 from dgm.strategies import Evaluate, Expand, SearchState
 
@@ -73,8 +73,9 @@ class ActionJobs:
         resumed = self._resume_ids.get(action)
         if isinstance(action, Evaluate):
             job_id = resumed.pop(0) if resumed else eval_job_id(action.node, action.task)
-            run.queue_job(job_id, "eval", {"node": action.node, "task": action.task})
-            run.start_job(job_id)
+            refused = self._start(job_id, "eval", {"node": action.node, "task": action.task})
+            if refused is not None:
+                return refused
             try:
                 log_dir = run.log_dir("eval", job_id)
                 code = self.node_code(action.node)
@@ -95,8 +96,9 @@ class ActionJobs:
             job_id = expand_job_id(action.parent, ordinal, target.to_dict(), group)
             inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict(),
                       "group": group}  # fmt: skip
-        run.queue_job(job_id, "expand", inputs)
-        run.start_job(job_id)
+        refused = self._start(job_id, "expand", inputs)
+        if refused is not None:
+            return refused
         target = ImprovementTarget(**inputs["target"])
         parent = int(action.parent)
         try:
@@ -130,6 +132,21 @@ class ActionJobs:
             return self.factory.settle(job, result)
         except Exception as exc:
             return exc
+
+    def _start(self, job_id: str, kind: str, inputs: dict[str, Any]) -> Work | None:
+        """The job's row, queued then running; if the store refuses it, the Work that
+        reports so (the job does not run: its result could not be recorded either)."""
+        try:
+            self.run.queue_job(job_id, kind, inputs)
+            self.run.start_job(job_id)
+        except Exception as exc:
+            refusal = exc  # `exc` is unbound after the except block
+
+            def report(result: Any, error: BaseException | None) -> Outcome:
+                return self.recorder.unrecorded(job_id, refusal, "start")
+
+            return Work(_fail, Unbuildable(describe_error(exc)), report)
+        return None
 
     def _broken(self, job_id: str, exc: Exception) -> Work:
         message = str(exc) if isinstance(exc, DgmError) else f"{type(exc).__name__}: {exc}"
