@@ -180,6 +180,9 @@ class StrategyConfig(Section):
     gea: GEAStrategyConfig = Field(default_factory=GEAStrategyConfig)
     adaptive: AdaptiveStrategyConfig = Field(default_factory=AdaptiveStrategyConfig)
     final: FinalChoiceConfig = Field(default_factory=FinalChoiceConfig)
+    barren_after: int = Field(default=3, gt=0)
+    """A parent whose last N expansions produced nothing new (no child, or a child whose
+    code some node already has) is not expanded again until its code fails a new task."""
 
 
 class ExpandConfig(Section):
@@ -210,10 +213,13 @@ class ExecutorConfig(Section):
 
 
 class StopLimitsConfig(Section):
-    """run.toml's `[limits]`: when a run stops (evaluations, nodes, dollars, hours)."""
+    """run.toml's `[limits]`: when a run stops (evaluations, nodes, expansions, dollars,
+    hours)."""
 
     max_evals: int | None = Field(default=None, gt=0)
     max_nodes: int | None = Field(default=None, gt=0)
+    max_expansions: int | None = Field(default=None, gt=0)
+    """Expansion attempts, failed ones and re-runs after a crash included."""
     budget_usd: float | None = Field(default=None, gt=0)
     max_hours: float | None = Field(default=None, gt=0)
 

@@ -20,8 +20,8 @@ import tempfile
 from functools import cached_property
 from pathlib import Path
 
+from dgm.benchmarks import polyglot_reports, subsets
 from dgm.benchmarks import polyglot_toolchains as chains
-from dgm.benchmarks import subsets
 from dgm.benchmarks.task import Task
 from dgm.errors import DgmError, NotFoundError
 from dgm.workspace_git import git_diff, git_init
@@ -31,27 +31,6 @@ REPO_URL = "https://github.com/Aider-AI/polyglot-benchmark"
 PINNED_COMMIT = "7e0611e"
 ENV_VAR = "DGM_POLYGLOT_DIR"
 
-# Files an agent may not add: tests and test-runner configuration. The judge deletes
-# any such file the agent created before restoring the pristine tests.
-RUNNER_FILES: dict[str, tuple[str, ...]] = {
-    "python": (
-        "*_test.py",
-        "test_*.py",
-        "conftest.py",
-        "pytest.ini",
-        "tox.ini",
-        "setup.cfg",
-        "pyproject.toml",
-        "*.pth",
-        "sitecustomize.py",
-        "usercustomize.py",
-    ),
-    "go": ("*_test.go",),
-    "rust": ("tests/*", "build.rs", ".cargo/*"),
-    "cpp": ("test/*", "*_test.cpp"),
-    "java": ("src/test/*",),
-    "javascript": ("*.spec.js", "*.test.js", "jest.config.*", "babel.config.*", ".babelrc*"),
-}
 _TEST_LIKE = ("*_test.*", "*.spec.js", "src/test/*", "test/*", "tests/*")
 
 
@@ -151,10 +130,8 @@ def make_task(task_id: str, exercise: Path, time_limit_s: int) -> Task:
 
 
 def judge_command(language: str, command: str) -> str:
-    """The toolchain's command, with per-test reporting where the runner offers it."""
-    if language == "python":
-        return command + " -rA"
-    return command
+    """The judge's command: the toolchain's, writing a per-test report (polyglot_reports)."""
+    return polyglot_reports.COMMANDS.get(language, command)
 
 
 def problem_statement(exercise: Path, solution_files: list[str]) -> str:
@@ -196,23 +173,6 @@ def reference_patch(task: Task) -> str:
     """The reference solution as a patch against the agent's workspace (for `oracle`)."""
     with tempfile.TemporaryDirectory(prefix="dgm-ref-") as tmp:
         return git_diff(reference_workspace(task, Path(tmp) / "work"))
-
-
-def judge_files(task: Task, dest: Path) -> None:
-    """The pristine files the judge restores over the agent's workspace: every exercise
-    file that is not a solution file (tests un-skipped, build files, test data)."""
-    exercise = Path(task.source)
-    chains.copy_exercise(exercise, dest)
-    for path in sorted(dest.rglob("*"), reverse=True):
-        rel = str(path.relative_to(dest))
-        if path.is_file() and rel in task.editable_files:
-            path.unlink()
-    _remove_empty_dirs(dest)
-    chains.unskip_tests(task.language, dest, list(task.hidden_files))
-
-
-def forbidden_patterns(language: str) -> tuple[str, ...]:
-    return RUNNER_FILES.get(language, ())
 
 
 # -- helpers -------------------------------------------------------------------------------

@@ -53,6 +53,11 @@ def status(run_dir: RunDir) -> None:
         typer.echo(f"run       {run.path} ({run.config.name}, strategy {run.config.strategy.name})")
         typer.echo(f"nodes     {graph.number_of_nodes()} ({_fmt_counts(statuses)})")
         typer.echo(f"evals     {evals}" + (f" / {limits.max_evals}" if limits.max_evals else ""))
+        expansions = run.expansion_attempts()
+        limit = f" / {limits.max_expansions}" if limits.max_expansions else ""
+        failed = sum(1 for j in run.jobs(["done"]) if j.kind == "expand" and j.result
+                     and "node_id" not in j.result) + statuses.get("rejected", 0)  # fmt: skip
+        typer.echo(f"expansions {expansions}{limit} ({failed} made no child)")
         if best is not None:
             a = graph.nodes[best]
             confirmed = graph.graph.get("confirmed") == best

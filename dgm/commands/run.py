@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,9 +18,12 @@ from dgm.errors import DgmError
 from dgm.loop.executors import Completion
 from dgm.loop.meta_loop import MetaLoop
 from dgm.loop.session import StatusLine, describe, new_run_config, open_session, sweep_orphans
+from dgm.loop.stop_rules import remedy
 from dgm.paths import seed_agent_dir
 from dgm.report.costs import spend_lines
 from dgm.store import Run
+from dgm.store.run import CONFIG_FILE
+from dgm.store.run_lock import LOCK_FILE, RunLock, RunLocked
 
 Executor = Annotated[
     str | None, typer.Option(help="Where jobs run: thread (default), process or ray.")
@@ -50,6 +56,9 @@ def run(
     workers: Annotated[int | None, typer.Option(help="Jobs run at once.")] = None,
     max_evals: Annotated[int | None, typer.Option(help="Stop after N task evaluations.")] = None,
     max_nodes: Annotated[int | None, typer.Option(help="Stop at N nodes.")] = None,
+    max_expansions: Annotated[
+        int | None, typer.Option(help="Stop after N expansion attempts (failed ones count).")
+    ] = None,
     budget_usd: Annotated[float | None, typer.Option(help="Dollar cap on LLM spend.")] = None,
     max_hours: Annotated[float | None, typer.Option(help="Wall-clock limit.")] = None,
     seed: Annotated[int | None, typer.Option(help="RNG seed.")] = None,
@@ -80,6 +89,7 @@ def run(
         "llm.diagnose_model": diagnose_llm or (llm if llm and llm.startswith("replay/") else None),
         "limits.max_evals": max_evals,
         "limits.max_nodes": max_nodes,
+        "limits.max_expansions": max_expansions,
         "limits.budget_usd": budget_usd,
         "limits.max_hours": max_hours,
     }
@@ -88,10 +98,17 @@ def run(
         subset_given=subset is not None, config_given=config is not None,
     )  # fmt: skip
     cfg = cfg.with_price(cfg.llm.model, price)  # kept in run.toml for resume
-    preflight(cfg)
-    store = Run.create(run_dir, cfg, seed_agent_dir())
-    typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
-    _drive(store)
+    created = not run_dir.exists()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with _locked(run_dir):  # first: a second `dgm run` on a live run names its holder
+            preflight(cfg)
+            store = Run.create(run_dir, cfg, seed_agent_dir())
+            typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
+            _drive(store)
+    finally:
+        if created and [p.name for p in run_dir.iterdir()] == [LOCK_FILE]:
+            shutil.rmtree(run_dir)  # nothing was made: leave no empty run directory behind
 
 
 def resume(
@@ -99,6 +116,7 @@ def resume(
     workers: Annotated[int | None, typer.Option(help="Jobs run at once.")] = None,
     max_evals: Annotated[int | None, typer.Option(help="Raise the evaluation limit.")] = None,
     max_nodes: Annotated[int | None, typer.Option(help="Raise the node limit.")] = None,
+    max_expansions: Annotated[int | None, typer.Option(help="Raise the expansion limit.")] = None,
     budget_usd: Annotated[float | None, typer.Option(help="Raise the dollar cap.")] = None,
     max_hours: Annotated[float | None, typer.Option(help="Raise the time limit.")] = None,
     executor: Executor = None,
@@ -107,23 +125,43 @@ def resume(
     """Continue a stopped or crashed run: finished work is kept, in-flight jobs re-run."""
     from dgm.loop.preflight import preflight
 
-    store = Run.open(run_dir)
-    _need_ray_if_asked(executor or store.config.executor.kind, None)
+    if not (run_dir / CONFIG_FILE).is_file():
+        Run.open(run_dir)  # not a run directory: its one-line error, and no lock file left
     overrides = {
         "workers": workers,
         "executor.kind": executor,
         "executor.address": ray_address,
         "limits.max_evals": max_evals,
         "limits.max_nodes": max_nodes,
+        "limits.max_expansions": max_expansions,
         "limits.budget_usd": budget_usd,
         "limits.max_hours": max_hours,
     }
-    if any(v is not None for v in overrides.values()):
-        store.update_config(store.config.with_overrides(overrides))
-    preflight(store.config)
-    typer.echo(f"resuming {run_dir}: {len(store.nodes())} nodes, "
-               f"{len(store.evaluations())} evaluations")  # fmt: skip
-    _drive(store)
+    with _locked(run_dir):
+        store = Run.open(run_dir)
+        _need_ray_if_asked(executor or store.config.executor.kind, None)
+        if any(v is not None for v in overrides.values()):
+            store.update_config(store.config.with_overrides(overrides))
+        preflight(store.config)
+        typer.echo(f"resuming {run_dir}: {len(store.nodes())} nodes, "
+                   f"{len(store.evaluations())} evaluations")  # fmt: skip
+        _drive(store)
+
+
+@contextmanager
+def _locked(run_dir: Path) -> Iterator[RunLock]:
+    """Hold the run directory's lock; a live holder is a usage error (exit 2) that names it."""
+    try:
+        lock = RunLock(run_dir).acquire()
+    except RunLocked as exc:
+        typer.secho(f"error: {exc.message} (fix: {exc.hint})", fg="red", err=True)
+        raise typer.Exit(2) from None
+    if lock.took_over:
+        typer.echo(f"took over the lock of a process that is gone ({lock.took_over.describe()})")
+    try:
+        yield lock
+    finally:
+        lock.release()
 
 
 def _need_ray_if_asked(executor: str | None, config: Path | None) -> None:
@@ -159,9 +197,9 @@ def _drive(store: Run) -> None:
         typer.echo(line)
     for label, text in spend_lines(store, summary.best_node):
         typer.echo(f"{label + ':':<9}{text}")
-    if summary.failed:  # jobs kept crashing
+    if summary.failed:  # jobs kept crashing, or their results could not be recorded
         raise DgmError(f"the run stopped because {summary.stop_reason}",
-                       f"fix the cause, then `dgm resume {store.path}`")  # fmt: skip
+                       remedy(summary.stop_reason, store.path))  # fmt: skip
 
 
 class Progress:

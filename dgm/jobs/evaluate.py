@@ -209,6 +209,11 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
     verdict, test_output = kinds.judge(task, agent.patch, limits, backend, labels)
     (log_dir / "test_output.txt").write_text(test_output)
     error = agent.error or verdict.error
+    empty = not agent.patch.strip()
+    if empty and verdict.resolved and not error:
+        # A few Exercism refactoring stubs already pass their tests: doing nothing is
+        # never a solution (as in the SWE-bench harness).
+        error = "the agent changed nothing: an empty patch is never resolved"
     if agent.timed_out and not error:
         error = f"the agent was stopped at its {job.agent_timeout_s} s limit"
     total = time.monotonic() - started
@@ -217,8 +222,8 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
         task_id=task.id,
         benchmark=task.benchmark,
         language=task.language,
-        resolved=verdict.resolved and not verdict.tampered and agent.error is None,
-        empty_patch=not agent.patch.strip(),
+        resolved=verdict.resolved and not verdict.tampered and agent.error is None and not empty,
+        empty_patch=empty,
         tests=verdict.tests,
         tests_passed=verdict.tests_passed,
         tests_total=verdict.tests_total,

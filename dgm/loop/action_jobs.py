@@ -26,7 +26,7 @@ from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.jobs.group import group_experience_from_run
 from dgm.loop.executors import Outcome, Work
 from dgm.loop.job_factory import JobFactory
-from dgm.loop.recording import Recorder
+from dgm.loop.recording import Recorder, describe_error
 from dgm.store import Run
 from dgm.strategies import Evaluate, Expand, SearchState
 
@@ -80,8 +80,9 @@ class ActionJobs:
         if isinstance(action, Evaluate):
             job_id = resumed.pop(0) if resumed else eval_job_id(action.node, action.task)
             self.last_job_id = job_id
-            run.queue_job(job_id, "eval", {"node": action.node, "task": action.task})
-            run.start_job(job_id)
+            refused = self._start(job_id, "eval", {"node": action.node, "task": action.task})
+            if refused is not None:
+                return refused
             try:
                 log_dir = run.log_dir("eval", job_id)
                 code = self.node_code(action.node)
@@ -103,8 +104,9 @@ class ActionJobs:
             inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict(),
                       "group": group}  # fmt: skip
         self.last_job_id = job_id
-        run.queue_job(job_id, "expand", inputs)
-        run.start_job(job_id)
+        refused = self._start(job_id, "expand", inputs)
+        if refused is not None:
+            return refused
         target = ImprovementTarget(**inputs["target"])
         parent = int(action.parent)
         try:
@@ -138,6 +140,21 @@ class ActionJobs:
             return self.factory.settle(job, result)
         except Exception as exc:
             return exc
+
+    def _start(self, job_id: str, kind: str, inputs: dict[str, Any]) -> Work | None:
+        """The job's row, queued then running; if the store refuses it, the Work that
+        reports so (the job does not run: its result could not be recorded either)."""
+        try:
+            self.run.queue_job(job_id, kind, inputs)
+            self.run.start_job(job_id)
+        except Exception as exc:
+            refusal = exc  # `exc` is unbound after the except block
+
+            def report(result: Any, error: BaseException | None) -> Outcome:
+                return self.recorder.unrecorded(job_id, refusal, "start")
+
+            return Work(_fail, Unbuildable(describe_error(exc)), report)
+        return None
 
     def _broken(self, job_id: str, exc: Exception) -> Work:
         message = str(exc) if isinstance(exc, DgmError) else f"{type(exc).__name__}: {exc}"

@@ -58,13 +58,17 @@ class LoopSummary:
     elapsed_s: float
     utilisation: float | None = None
     stop_kind: StopKind = StopKind.STRATEGY
+    expansions: int = 0
+    """Expansion attempts, earlier sessions and failed ones included."""
+    failed_expansions: int = 0
     tampered: dict[int, int] = field(default_factory=dict)
     """Node -> evaluations the judge caught tampering with the test run (never best)."""
 
     @property
     def failed(self) -> bool:
-        """The run stopped because jobs kept breaking, not by a rule or a user."""
-        return self.stop_kind is StopKind.CRASHES
+        """The run stopped because jobs kept breaking or could not be recorded, not by a
+        rule or a user."""
+        return self.stop_kind in (StopKind.CRASHES, StopKind.RECORDING)
 
     def lines(self) -> list[str]:
         best = (
@@ -75,7 +79,8 @@ class LoopSummary:
         return [
             f"stopped: {self.stop_reason}",
             f"best:    {best}",
-            f"nodes:   {self.nodes}   evaluations: {self.evaluations}",
+            f"nodes:   {self.nodes}   evaluations: {self.evaluations}   "
+            f"expansions: {self.expansions} ({self.failed_expansions} failed)",
             f"spend:   ${self.spend_usd:.2f}   time: {self.elapsed_s / 60:.1f} min",
         ] + self.tamper_lines()
 
@@ -114,22 +119,29 @@ class MetaLoop:
         )
         self.clock = Clock(earlier)
         self._cancelled = threading.Event()
+        self.containers_removed = 0
         self.rules = StopRules(
             run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.clock.total_s
         )
-        self.action_jobs = ActionJobs(run, jobs, Recorder(run, self.rules, self._cancelled))
+        self.recorder = Recorder(run, self.rules, self._cancelled)
+        self.action_jobs = ActionJobs(run, jobs, self.recorder)
 
     def run(self) -> LoopSummary:
         run, config = self.run_store, self.config
         plan = search_plan(run, self.jobs.task_plan())  # held-out tasks never reach it
-        self.state = rebuild_state(run, plan)
+        self.state = rebuild_state(run, plan, config.strategy.barren_after)
         self.action_jobs.state = self.state
         done_jobs = len(run.jobs(["done", "failed"]))
         # Seeded by the config's seed and the history, so a resumed run does not replay
         # the random choices it already made.
         seed = np.random.SeedSequence([config.seed, done_jobs])
         strategy = self.strategy = make_strategy(config.strategy, seed=seed)
-        budget = SearchBudget(max_evals=config.limits.max_evals, max_nodes=config.limits.max_nodes)
+        limits = config.limits
+        budget = SearchBudget(
+            max_evals=limits.max_evals,
+            max_nodes=limits.max_nodes,
+            max_expansions=limits.max_expansions,
+        )
         # A fresh replay follows the recorded order of job starts and finishes.
         recorded = RecordedOrder.of_model(config.llm.model) if not done_jobs else None
         slots = recorded.workers if recorded and recorded.workers else config.workers
@@ -148,6 +160,8 @@ class MetaLoop:
                 make_job=self.action_jobs.make,
                 on_complete=self._on_complete,
                 should_stop=should_stop,
+                expansions_before=run.expansion_attempts(),
+                code_of=self.recorder.codes.get,
             )
             for action, job_id in in_flight_actions(run, self.state):
                 self.action_jobs.resume(action, job_id)
@@ -187,12 +201,20 @@ class MetaLoop:
         return self.clock.total_s()
 
     def _cancel_now(self) -> None:
+        """The second Ctrl-C: remove the containers now, before the executor waits for
+        its threads (which end as their containers go)."""
         self._cancelled.set()
+        try:
+            self.containers_removed += self.jobs.cancel()
+        except Exception:  # no engine: `cancel_running` tries again and says so
+            pass
 
     def cancel_running(self) -> int:
-        """Remove this process's containers; their jobs stay `running` and re-run on resume."""
+        """Remove this process's containers; their jobs stay `running` and re-run on resume.
+        How many were removed, those of the second Ctrl-C included."""
         self._cancelled.set()
-        return self.jobs.cancel()
+        self.containers_removed += self.jobs.cancel()
+        return self.containers_removed
 
     def _on_complete(self, completion: Completion, state: SearchState) -> None:
         if self.on_progress is not None:
@@ -204,7 +226,12 @@ class MetaLoop:
         score = run.score(final) if final is not None else None
         reason = summary.stop_reason
         kind = getattr(reason, "kind", StopKind.STRATEGY)
-        run.event("run_stopped", reason=str(reason), best=final, elapsed_s=self.clock.session_s())
+        try:
+            run.event(
+                "run_stopped", reason=str(reason), best=final, elapsed_s=self.clock.session_s()
+            )
+        except Exception:  # the store refuses writes (the likely reason to stop): say so anyway
+            pass
         return LoopSummary(
             stop_reason=str(reason),
             best_node=final,
@@ -216,5 +243,7 @@ class MetaLoop:
             elapsed_s=self.clock.total_s(),
             utilisation=summary.utilisation,
             stop_kind=kind,
+            expansions=run.expansion_attempts(),
+            failed_expansions=self.state.total_failed_expansions if self.state else 0,
             tampered={n: s.tampered for n, s in run.scores().items() if s.tampered},
         )

@@ -1,8 +1,18 @@
 """Recording finished jobs in the store, in the loop's process, before the scheduler hears
-of them: a kill -9 at any moment loses no finished result."""
+of them: a kill -9 at any moment loses no finished result.
+
+When the run directory refuses a write (disk full, database locked by another program,
+the archive refusing a commit), the job is marked failed with the reason where the store
+still takes that much, and otherwise stays `running` and re-runs on resume; either way
+the scheduler hears "crashed", never "done", and `StopRules` stops the run after a few
+such failures in a row, naming the cause. Each transaction is all-or-nothing, so nothing
+recorded before is lost.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from dgm.errors import DgmError
@@ -11,6 +21,12 @@ from dgm.loop.executors import Evaluated, Expanded, ExpansionFailed, JobCrashed,
 from dgm.loop.stop_rules import StopRules
 from dgm.store import Run
 
+log = logging.getLogger(__name__)
+
+
+def describe_error(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, DgmError) else f"{type(exc).__name__}: {exc}"
+
 
 class Recorder:
     def __init__(self, run: Run, rules: StopRules, cancelled: Any) -> None:
@@ -18,14 +34,20 @@ class Recorder:
         self.rules = rules
         self.cancelled = cancelled
         """A threading.Event: set once running jobs are being cancelled."""
+        self.codes: dict[str, str] = {}
+        """New children's codebase ids (git trees), for the search state's twin rule."""
 
     def evaluation(self, job_id: str, evaluation: Any) -> Outcome:
         if self.cancelled.is_set():
             return JobCrashed("cancelled")  # a killed judge proves nothing: re-run on resume
-        recorded = self.run.record_evaluation(evaluation)
+        try:
+            recorded = self.run.record_evaluation(evaluation)
+        except Exception as exc:
+            return self.unrecorded(job_id, exc)
         if recorded.tampered:  # in the run's events too: `dgm status` lists the latest
-            self.run.event("tampered", node=recorded.node_id, task=recorded.task_id,
-                           evidence=" ".join(recorded.tamper_evidence.split())[:200])  # fmt: skip
+            data = {"node": recorded.node_id, "task": recorded.task_id,
+                    "evidence": " ".join(recorded.tamper_evidence.split())[:200]}  # fmt: skip
+            self._quietly(lambda: self.run.event("tampered", **data))
         self.rules.job_finished()
         return Evaluated(recorded.resolved)
 
@@ -34,7 +56,16 @@ class Recorder:
     ) -> Outcome:
         if self.cancelled.is_set():
             return JobCrashed("cancelled")
+        try:
+            outcome = self._record_expansion(job_id, parent, target, log_dir, result)
+        except Exception as exc:
+            return self.unrecorded(job_id, exc)
         self.rules.job_finished()
+        return outcome
+
+    def _record_expansion(
+        self, job_id: str, parent: int, target: ImprovementTarget, log_dir: str, result: Any
+    ) -> Outcome:
         run = self.run
         meta = {
             "job": job_id,
@@ -45,7 +76,8 @@ class Recorder:
             node = run.add_node(
                 parent, diff=result.diff, origin=result.problem_statement, job_id=job_id, meta=meta
             )
-            run.event("node_added", node=node.id, parent=node.parent_id)
+            self._quietly(lambda: self.codes.__setitem__(str(node.id), run.code_id(node.id)))
+            self._quietly(lambda: run.event("node_added", node=node.id, parent=node.parent_id))
             return Expanded(str(node.id))
         if result.diff:  # a child that broke its own smoke test: kept for the record
             node = run.add_node(
@@ -56,13 +88,35 @@ class Recorder:
         else:
             outcome = {"status": result.status, "reason": result.reason}
         run.finish_job(job_id, outcome)
-        run.event("expansion_rejected", parent=parent, **outcome)
+        self._quietly(lambda: run.event("expansion_rejected", parent=parent, **outcome))
         return ExpansionFailed(f"{result.status}: {result.reason}")
 
     def crash(self, job_id: str, exc: BaseException) -> Outcome:
-        message = str(exc) if isinstance(exc, DgmError) else f"{type(exc).__name__}: {exc}"
+        message = describe_error(exc)
         if not self.cancelled.is_set():
-            self.run.fail_job(job_id, message)
-            self.run.event("job_crashed", job=job_id, error=message)
+            try:
+                self.run.fail_job(job_id, message)
+            except Exception as write_error:  # left `running`: re-run on resume
+                self.rules.recording_failed(describe_error(write_error))
+            self._quietly(lambda: self.run.event("job_crashed", job=job_id, error=message))
         self.rules.job_crashed(message)
         return JobCrashed(message)
+
+    def unrecorded(self, job_id: str, exc: BaseException, what: str = "result") -> JobCrashed:
+        """The store refused the job's `what`: the job is marked failed with the reason if
+        the store still takes that (else it stays `running` and re-runs on resume), and
+        counts towards the stop rule's recording failures in a row."""
+        reason = describe_error(exc)
+        message = f"could not record the job's {what}: {reason}"
+        log.warning("job %s: %s", job_id, message)
+        self._quietly(lambda: self.run.fail_job(job_id, message))
+        self.rules.recording_failed(reason)
+        return JobCrashed(message)
+
+    @staticmethod
+    def _quietly(write: Callable[[], Any]) -> None:
+        """A write that adds information but is not the record itself (an event line)."""
+        try:
+            write()
+        except Exception as exc:
+            log.warning("not recorded: %s", describe_error(exc))

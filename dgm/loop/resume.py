@@ -8,23 +8,78 @@ from typing import Any
 from dgm.store import Run
 from dgm.store.selection import held_out_tasks
 from dgm.strategies import Evaluate, Expand, SearchState, TaskPlan
+from dgm.strategies.state import BARREN_AFTER
 
 
-def rebuild_state(run: Run, plan: TaskPlan) -> SearchState:
-    """The search state from recorded history: active nodes, evaluations on planned
-    tasks, and failed expansions (rejected children and jobs that made no child)."""
+def rebuild_state(run: Run, plan: TaskPlan, barren_after: int = BARREN_AFTER) -> SearchState:
+    """The search state from recorded history: active nodes (with their code ids),
+    evaluations on planned tasks, failed expansions (rejected children and jobs that made
+    no child), and each code's barren streak, replayed in the order things happened."""
+    all_nodes = run.nodes()
     nodes = [(str(n.id), None if n.parent_id is None else str(n.parent_id))
-             for n in run.nodes() if n.status == "active"]  # fmt: skip
-    rejected = {n.id: n.parent_id for n in run.nodes() if n.status != "active"}
-    failed: list[str] = [str(parent) for parent in rejected.values()]
+             for n in all_nodes if n.status == "active"]  # fmt: skip
+    history: list[tuple[float, str, str, str]] = []  # (when, what, node or parent, task)
+    for n in all_nodes:
+        if n.parent_id is None:
+            continue
+        if n.status == "active":
+            history.append((n.created_at, "child", str(n.id), ""))
+        else:  # a rejected child: a failed expansion of its parent
+            history.append((n.created_at, "failed", str(n.parent_id), ""))
     for job in run.jobs(["done"]):
         if job.kind == "expand" and job.result and "node_id" not in job.result:
-            failed.append(str(job.inputs["parent"]))
+            history.append((job.finished_at or 0.0, "failed", str(job.inputs["parent"]), ""))
     planned = set(plan.stage1) | set(plan.stage2)
     active = {node for node, _ in nodes}
-    evaluations = [(str(e.node_id), e.task_id, e.resolved) for e in run.evaluations()
+    evaluations = [e for e in run.evaluations()
                    if e.task_id in planned and str(e.node_id) in active]  # fmt: skip
-    return SearchState.replay(plan, nodes, _stage_order(evaluations, plan), failed)
+    history += [(e.created_at, "failed_task", str(e.node_id), e.task_id)
+                for e in evaluations if not e.resolved]  # fmt: skip
+    failed = [who for _, what, who, _ in history if what == "failed"]
+    codes = {str(k): v for k, v in run.code_ids().items()}
+    results = [(str(e.node_id), e.task_id, e.resolved) for e in evaluations]
+    state = SearchState.replay(plan, nodes, _stage_order(results, plan), failed, codes=codes)
+    state.barren_after = barren_after
+    parents = {node: parent for node, parent in nodes}
+    for node, count in _barren_streaks(sorted(history), parents, codes).items():
+        state.set_barren_streak(node, count)
+    return state
+
+
+def _barren_streaks(
+    history: list[tuple[float, str, str, str]],
+    parents: dict[str, str | None],
+    codes: dict[str, str],
+) -> dict[str, int]:
+    """Each code's expansions without news since it last failed a new task, keyed by a
+    node with that code (SearchState's rule, replayed in time order)."""
+    root = next(node for node, parent in parents.items() if parent is None)
+    seen = {codes.get(root, root)}
+    streak: dict[str, int] = {}
+    holder: dict[str, str] = {codes.get(root, root): root}
+    failed_tasks: set[tuple[str, str]] = set()
+    for _, what, who, task in history:
+        if what == "failed_task":
+            key = codes.get(who, who)
+            holder.setdefault(key, who)
+            if (key, task) not in failed_tasks:
+                failed_tasks.add((key, task))
+                streak[key] = 0
+            continue
+        parent = who if what == "failed" else parents[who]
+        if parent is None or parent not in parents:
+            continue
+        key = codes.get(parent, parent)
+        holder.setdefault(key, parent)
+        if what == "child":
+            code = codes.get(who, who)
+            holder.setdefault(code, who)
+            novel = code not in seen
+            seen.add(code)
+            streak[key] = 0 if novel else streak.get(key, 0) + 1
+        else:
+            streak[key] = streak.get(key, 0) + 1
+    return {holder[key]: count for key, count in streak.items() if key in holder}
 
 
 def _stage_order(evaluations: list[tuple[str, str, bool]], plan: TaskPlan) -> list:

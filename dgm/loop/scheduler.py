@@ -33,6 +33,7 @@ from dgm.loop.executors import (
 )
 from dgm.loop.stop_rules import (
     EVAL_BUDGET_REACHED,
+    EXPANSION_LIMIT_REACHED,
     IDLE,
     NODE_LIMIT_REACHED,
     StopReason,
@@ -52,6 +53,9 @@ class SearchBudget:
     """Budget in evaluation-equivalents: evaluations plus `expansion_cost` per expansion."""
     max_nodes: int | None = None
     """Most nodes in the tree, the seed included."""
+    max_expansions: int | None = None
+    """Most expansion attempts (valid, failed or crashed; history included): expansions
+    are not free, and a strategy whose expansions keep failing never reaches `max_evals`."""
     expansion_cost: float = 0.0
     """What one expansion (valid or failed) costs against `max_evals`."""
 
@@ -83,11 +87,15 @@ class Scheduler:
         make_job: Callable[[Job], Any] | None = None,
         on_complete: Callable[[Completion, SearchState], None] | None = None,
         should_stop: Callable[[], StopReason | None] | None = None,
+        expansions_before: int = 0,
+        code_of: Callable[[str], str | None] | None = None,
     ) -> None:
         """`make_job` turns an action into the executor's payload (default: the action);
         `on_complete` runs after each result is in the state (the production loop records
         to the store there); `should_stop` returns a reason to stop (dollars, hours, an
-        external request) or None, and is asked before each submission."""
+        external request) or None, and is asked before each submission.
+        `expansions_before` counts the attempts of earlier sessions; `code_of(child)`
+        names a new child's codebase, so that twins count as nothing new (state.py)."""
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.strategy = strategy
@@ -98,6 +106,9 @@ class Scheduler:
         self.make_job = make_job or (lambda action: action)
         self.on_complete = on_complete
         self.should_stop = should_stop
+        self.code_of = code_of or (lambda child: None)
+        self.expansions = expansions_before
+        """Expansion attempts started, earlier sessions included."""
         self.stop_reason: StopReason | None = None
         self._next_ticket = 0
         self._running = 0
@@ -130,6 +141,12 @@ class Scheduler:
             return EVAL_BUDGET_REACHED
         if (
             isinstance(action, Expand)
+            and limits.max_expansions is not None
+            and self.expansions >= limits.max_expansions
+        ):
+            return EXPANSION_LIMIT_REACHED
+        if (
+            isinstance(action, Expand)
             and limits.max_nodes is not None
             and self.state.size + self.state.total_pending_expansions >= limits.max_nodes
         ):
@@ -142,6 +159,7 @@ class Scheduler:
         re-submit jobs that were in flight when the previous process died."""
         if isinstance(action, Expand):
             self.state.expansion_started(action.parent)
+            self.expansions += 1
         else:
             self.state.evaluation_started(action.node, action.task)
         ticket = Ticket(self._next_ticket, action, self.make_job(action))
@@ -194,7 +212,7 @@ class Scheduler:
         action, outcome, state = completion.ticket.action, completion.outcome, self.state
         if isinstance(action, Expand):
             if isinstance(outcome, Expanded):
-                state.expansion_finished(action.parent, outcome.child)
+                state.expansion_finished(action.parent, outcome.child, self.code_of(outcome.child))
             elif isinstance(outcome, ExpansionFailed):
                 state.expansion_finished(action.parent, None)
             elif isinstance(outcome, JobCrashed):

@@ -45,7 +45,8 @@ def new_run_config(
         if not subset_given and not config_given:
             bench = str(overrides.get("benchmark.name") or base.benchmark.name)
             overrides["benchmark.subset"] = DRY_RUN_SUBSETS.get(bench)
-        limits = ("limits.max_evals", "limits.max_nodes", "limits.budget_usd", "limits.max_hours")
+        limits = ("limits.max_evals", "limits.max_nodes", "limits.max_expansions",
+                  "limits.budget_usd", "limits.max_hours")  # fmt: skip
         if not any(overrides.get(k) for k in limits) and not base.limits.max_evals:
             overrides["limits.max_evals"] = DRY_RUN_MAX_EVALS
     return base.with_overrides(overrides), run_dir

@@ -20,6 +20,11 @@ MAX_CONSECUTIVE_CRASHES = 5
 """Stop the run when this many jobs in a row break outside the agent (a missing image,
 a dead Docker engine): retrying would only burn time."""
 
+MAX_RECORDING_FAILURES = 3
+"""Stop the run when this many finished jobs in a row could not be recorded (disk full, a
+database locked by another program, an archive refusing commits): the work would be paid
+for and lost."""
+
 GRACE_PERIOD_S = 600.0
 """After the first Ctrl-C, running jobs get this long to finish before they are cancelled."""
 
@@ -29,11 +34,14 @@ class StopKind(Enum):
     """The strategy said Stop (or waited with nothing running)."""
     EVAL_BUDGET = "eval_budget"
     NODE_LIMIT = "node_limit"
+    EXPANSION_LIMIT = "expansion_limit"
     DOLLAR_BUDGET = "dollar_budget"
     TIME_LIMIT = "time_limit"
     INTERRUPTED = "interrupted"
     CRASHES = "crashes"
     """Jobs kept breaking outside the agent: the run cannot make progress."""
+    RECORDING = "recording"
+    """Finished jobs could not be recorded in the run directory."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,7 @@ class StopReason:
     @property
     def is_failure(self) -> bool:
         """Whether the run stopped because something is broken (not by a rule or a user)."""
-        return self.kind is StopKind.CRASHES
+        return self.kind in (StopKind.CRASHES, StopKind.RECORDING)
 
     def __str__(self) -> str:
         return self.message
@@ -68,6 +76,7 @@ def strategy_stop(message: str) -> StopReason:
 
 EVAL_BUDGET_REACHED = StopReason(StopKind.EVAL_BUDGET, "evaluation budget reached")
 NODE_LIMIT_REACHED = StopReason(StopKind.NODE_LIMIT, "node limit reached")
+EXPANSION_LIMIT_REACHED = StopReason(StopKind.EXPANSION_LIMIT, "expansion limit reached")
 IDLE = StopReason(StopKind.STRATEGY, "strategy waited with nothing running")
 INTERRUPTED = StopReason(StopKind.INTERRUPTED, "interrupted")
 
@@ -90,6 +99,8 @@ class StopRules:
         self.requested: StopReason | None = None
         self.crashes = 0
         self.last_crash = ""
+        self.unrecorded = 0
+        self.last_unrecorded = ""
 
     def request(self, reason: StopReason) -> None:
         self.requested = self.requested or reason
@@ -98,12 +109,24 @@ class StopRules:
         self.crashes += 1
         self.last_crash = message
 
+    def recording_failed(self, message: str) -> None:
+        self.unrecorded += 1
+        self.last_unrecorded = message
+
     def job_finished(self) -> None:
+        """A job's result is recorded: the streaks of crashes and refused writes end."""
         self.crashes = 0
+        self.unrecorded = 0
 
     def check(self) -> StopReason | None:
         if self.requested:
             return self.requested
+        if self.unrecorded >= MAX_RECORDING_FAILURES:
+            return StopReason(
+                StopKind.RECORDING,
+                f"{self.unrecorded} jobs in a row could not be recorded in the run directory;"
+                f" last: {self.last_unrecorded}",
+            )
         if self.crashes >= MAX_CONSECUTIVE_CRASHES:
             return StopReason(
                 StopKind.CRASHES, f"{self.crashes} jobs in a row crashed; last: {self.last_crash}"
@@ -118,6 +141,20 @@ class StopRules:
         if limits.max_hours is not None and self.elapsed_s() >= limits.max_hours * 3600:
             return StopReason(StopKind.TIME_LIMIT, f"time limit reached ({limits.max_hours} h)")
         return None
+
+
+def remedy(message: str, run_dir: Any) -> str:
+    """The fix to print for a run stopped by failures, from what the failures said."""
+    resume = f"then `dgm resume {run_dir}`"
+    text = message.lower()
+    if "no space left" in text or "disk is full" in text or "quota" in text:
+        return f"free disk space on the file system of {run_dir}, {resume}"
+    if "database is locked" in text or "database table is locked" in text:
+        return (
+            f"another program holds {run_dir}/run.sqlite locked (an open sqlite3 shell or a "
+            f"backup tool?): close it, {resume}"
+        )
+    return f"fix the cause, {resume}"
 
 
 class Clock:

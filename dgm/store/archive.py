@@ -110,6 +110,15 @@ class Archive:
         return True
 
     # -- reading -----------------------------------------------------------------------
+    def trees(self, shas: list[str]) -> dict[str, str]:
+        """Each commit's tree id: equal trees are byte-identical codebases."""
+        out: dict[str, str] = {}
+        for start in range(0, len(shas), 500):
+            batch = shas[start : start + 500]
+            lines = self.repo.git.rev_parse(*(f"{sha}^{{tree}}" for sha in batch)).split()
+            out.update(zip(batch, lines, strict=True))
+        return out
+
     def materialize(self, sha: str, dest: Path) -> Path:
         """Write the codebase of commit `sha` into `dest` (created if needed)."""
         dest = Path(dest)

@@ -7,6 +7,7 @@ job is recorded in one transaction.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -16,6 +17,10 @@ from pathlib import Path
 from dgm.errors import RunDirError
 
 SCHEMA_VERSION = 3
+
+BUSY_TIMEOUT_S = float(os.environ.get("DGM_DB_BUSY_TIMEOUT_S", "30"))
+"""How long a write waits for another connection's lock before it fails (then the job's
+result counts as unrecorded: dgm/loop/recording.py). Tests shorten it."""
 
 # Migration N brings a database from version N-1 to N. Add new ones at the end; never
 # edit a shipped one.
@@ -145,7 +150,7 @@ class Database:
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             # NORMAL is durable against process crashes (kill -9) in WAL mode; only a

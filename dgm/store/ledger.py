@@ -55,6 +55,11 @@ class JobLedger:
             raise NotFoundError(f"job {job_id} does not exist")
         return Job.from_row(rows[0])
 
+    def expansion_attempts(self) -> int:
+        """Expansion jobs started, re-runs after a crash included."""
+        rows = self.db.query("SELECT COALESCE(SUM(attempts), 0) FROM jobs WHERE kind='expand'")
+        return int(rows[0][0])
+
     def jobs(self, states: Iterable[str] | None = None) -> list[Job]:
         if states is None:
             rows = self.db.query("SELECT * FROM jobs ORDER BY created_at")

@@ -205,6 +205,16 @@ class Run(JobLedger, RunQueries):
     def read_file(self, node_id: int, path: str) -> str:
         return self.archive.read_file(self.node(node_id).commit, path)
 
+    def code_ids(self) -> dict[int, str]:
+        """Every node's codebase id (its git tree): nodes with equal ids have equal code."""
+        nodes = self.nodes()
+        trees = self.archive.trees(sorted({n.commit for n in nodes}))
+        return {n.id: trees[n.commit] for n in nodes}
+
+    def code_id(self, node_id: int | str) -> str:
+        commit = self.node(node_id).commit
+        return self.archive.trees([commit])[commit]
+
     def set_node_status(self, node_id: int, status: str, **meta: Any) -> None:
         node = self.node(node_id)
         with self.db.transaction() as conn:

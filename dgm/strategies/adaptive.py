@@ -80,7 +80,7 @@ class AdaptiveStrategy(HGMStrategy):
 
     def expansion_posterior(self, state: SearchState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = state.size
-        idx = np.flatnonzero(state.own_successes[:n] > 0)
+        idx = np.flatnonzero((state.own_successes[:n] > 0) & state.expandable_column())
         w = self.clade_weight
         own_s, own_f = state.own_successes[idx], state.own_failures[idx]
         s = own_s + w * (state.clade_successes[idx] - own_s)

@@ -62,10 +62,10 @@ def own_scores(state: SearchState) -> np.ndarray:
     return np.divide(state.own_successes[:n], evals, out=np.zeros(n, dtype=float), where=evals > 0)
 
 
-def best_by_score(state: SearchState) -> str:
-    """The archive node with the highest own score; ties go to the node with more
-    evaluations (more evidence), then to the older node. The root if nothing is settled."""
-    mask = archive_mask(state)
+def best_by_score(state: SearchState, mask: np.ndarray | None = None) -> str:
+    """The archive node (or node of `mask`) with the highest own score; ties go to the node
+    with more evaluations (more evidence), then to the older node. The root if none."""
+    mask = archive_mask(state) if mask is None else mask
     if not mask.any():
         return state.node_id(0)
     idx = np.flatnonzero(mask)

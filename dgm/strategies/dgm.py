@@ -75,14 +75,14 @@ class DGMStrategy(Strategy):
             return WAIT  # the generation barrier
         parents = self.choose_parents(state)
         if not parents:
-            return Stop("no node in the archive can be a parent")
+            return Stop("no node in the archive can be a parent (none left, or all barren)")
         self.generation += 1
         self._planned = parents[1:]
         return Expand(parents[0])
 
     def choose_parents(self, state: SearchState) -> list[str]:
         """The `k` parents of the next generation, drawn from the archive."""
-        idx = np.flatnonzero(archive_mask(state))
+        idx = np.flatnonzero(archive_mask(state) & state.expandable_column())
         if len(idx) == 0:
             return []
         if self.parent_selection == "best":

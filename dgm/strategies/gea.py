@@ -66,7 +66,7 @@ class GroupChoice:
 
 
 def choose_group(state: SearchState, size: int, novelty_weight: float) -> GroupChoice | None:
-    idx = np.flatnonzero(archive_mask(state))
+    idx = np.flatnonzero(archive_mask(state) & state.expandable_column())
     if len(idx) == 0:
         return None
     s, f = state.own_successes[idx], state.own_failures[idx]

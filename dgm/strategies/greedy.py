@@ -25,6 +25,7 @@ class GreedyStrategy(Strategy):
         evaluation = first_unevaluated(state)
         if evaluation is not None:
             return evaluation
-        if not archive_mask(state).any():
+        candidates = archive_mask(state) & state.expandable_column()
+        if not candidates.any():
             return wait_or_stop(state, "no evaluated node to expand")
-        return Expand(best_by_score(state))
+        return Expand(best_by_score(state, candidates))

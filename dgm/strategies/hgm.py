@@ -81,7 +81,7 @@ class HGMStrategy(Strategy):
     def expansion_posterior(self, state: SearchState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(candidate indices, Beta a, Beta b) for the expansion draw."""
         n = state.size
-        idx = np.flatnonzero(state.own_successes[:n] > 0)
+        idx = np.flatnonzero((state.own_successes[:n] > 0) & state.expandable_column())
         tau = 1.0 + self.cooldown * state.total_evals
         a = tau * (1.0 + state.clade_successes[idx])
         b = tau * (1.0 + state.clade_failures[idx])

@@ -25,7 +25,7 @@ class RandomStrategy(Strategy):
         evaluation = first_unevaluated(state)
         if evaluation is not None:
             return evaluation
-        idx = np.flatnonzero(archive_mask(state))
+        idx = np.flatnonzero(archive_mask(state) & state.expandable_column())
         if len(idx) == 0:
             return wait_or_stop(state, "no evaluated node to expand")
         return Expand(state.node_id(int(self.rng.choice(idx))))

@@ -8,17 +8,29 @@ nodes and evaluations in order (`SearchState.replay`).
 
 Stages: every node starts with the stage-1 tasks open. Once all of them are recorded, and
 the node solved at least `stage2_threshold` of them, the stage-2 tasks open too.
+
+Barren parents: expansions are not free (a real model costs money for each), so a parent
+whose last `barren_after` expansions produced nothing new (no child, or a child whose
+code some node already has) drops out of `expandable_column` until its code fails a task
+it had not failed before: the diagnosis works from failures, so only a new one gives it
+new material. Expansions in flight count too once a parent has failed to make news, so
+parallel workers do not overshoot. Nodes with identical code (the same git tree) share
+one count: they are one agent, and expanding a twin fails the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 ROOT = "0"
 """Id of the seed agent, as the store names it."""
+
+BARREN_AFTER = 3
+"""A parent whose last this-many expansions produced nothing new is not expanded again
+until it is evaluated again (`expandable_column`)."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +64,9 @@ class _Node:
 class SearchState:
     """Read by strategies, written only by the scheduler (or by replay)."""
 
-    def __init__(self, plan: TaskPlan, root: str = ROOT, capacity: int = 256) -> None:
+    def __init__(
+        self, plan: TaskPlan, root: str = ROOT, capacity: int = 256, root_code: str | None = None
+    ) -> None:
         self.plan = plan
         self._nodes: list[_Node] = []
         self._index: dict[str, int] = {}
@@ -66,13 +80,18 @@ class SearchState:
         self.pending_expansions = np.zeros(capacity, dtype=np.int64)
         self.child_count = np.zeros(capacity, dtype=np.int64)
         self.failed_expansions_of = np.zeros(capacity, dtype=np.int64)
+        self.code_group = np.zeros(capacity, dtype=np.int64)  # nodes with the same code
+        self.barren_streak: list[int] = []  # per code group: expansions without news
+        self._group_failed: list[set[str]] = []  # per code group: tasks it failed
+        self.barren_after = BARREN_AFTER
+        self._groups: dict[str, int] = {}
         self.total_evals = 0
         # Pooled over every node: (solved, failed) per task, for task-choice rules.
         self.task_results: dict[str, list[int]] = {t: [0, 0] for t in plan.stage1 + plan.stage2}
         self.total_failed_expansions = 0
         self.total_pending_evals = 0
         self.total_pending_expansions = 0
-        self.add_node(root, None)
+        self.add_node(root, None, root_code)
 
     # -- construction by replay ---------------------------------------------------------
     @classmethod
@@ -82,19 +101,24 @@ class SearchState:
         nodes: Iterable[tuple[str, str | None]],
         evaluations: Iterable[tuple[str, str, bool]] = (),
         failed_expansions: Iterable[str] = (),
+        codes: Mapping[str, str] | None = None,
     ) -> SearchState:
         """Rebuild from recorded history: nodes as (id, parent) in creation order, the root
         first with parent None; evaluations as (node, task, solved); failed expansions by
-        parent id. Jobs that were in flight are not part of the history: the loop re-submits
-        them and reports them with the `*_started` events."""
+        parent id; `codes` each node's codebase id. Jobs that were in flight are not part
+        of the history: the loop re-submits them and reports them with the `*_started`
+        events."""
         node_list = list(nodes)
         if not node_list or node_list[0][1] is not None:
             raise ValueError("replay needs the root node first, with parent None")
-        state = cls(plan, root=node_list[0][0], capacity=max(256, 2 * len(node_list)))
+        codes = codes or {}
+        root = node_list[0][0]
+        capacity = max(256, 2 * len(node_list))
+        state = cls(plan, root=root, capacity=capacity, root_code=codes.get(root))
         for node_id, parent in node_list[1:]:
             if parent is None:
                 raise ValueError(f"node {node_id} has no parent; only the root may")
-            state.add_node(node_id, parent)
+            state.add_node(node_id, parent, codes.get(node_id))
         for parent in failed_expansions:
             state.record_failed_expansion(parent)
         for node_id, task, solved in evaluations:
@@ -103,7 +127,9 @@ class SearchState:
         return state
 
     # -- events -------------------------------------------------------------------------
-    def add_node(self, node_id: str, parent: str | None) -> None:
+    def add_node(self, node_id: str, parent: str | None, code: str | None = None) -> bool:
+        """Add a node; `code` identifies its codebase (a git tree), None: unlike any other.
+        Returns whether the code is new to the tree."""
         if node_id in self._index:
             raise ValueError(f"node {node_id} already exists")
         parent_index = -1 if parent is None else self.index(parent)
@@ -122,10 +148,27 @@ class SearchState:
         if parent_index >= 0:
             self._nodes[parent_index].children.append(i)
             self.child_count[parent_index] += 1
+        group = self._groups.get(code) if code is not None else None
+        novel = group is None
+        if group is None:
+            group = len(self.barren_streak)
+            self.barren_streak.append(0)
+            self._group_failed.append(set())
+            if code is not None:
+                self._groups[code] = group
+        self.code_group[i] = group
+        return novel
 
     def record_failed_expansion(self, parent: str) -> None:
-        self.failed_expansions_of[self.index(parent)] += 1
+        i = self.index(parent)
+        self.failed_expansions_of[i] += 1
         self.total_failed_expansions += 1
+        self.barren_streak[self.code_group[i]] += 1
+
+    def set_barren_streak(self, node_id: str, count: int) -> None:
+        """Restore a count from recorded history (resume: replay does not keep the order of
+        expansions and evaluations, which the count depends on)."""
+        self.barren_streak[self.code_group[self.index(node_id)]] = count
 
     def record_evaluation(self, node_id: str, task: str, solved: bool) -> None:
         self._record(node_id, task, solved, update_clades=True)
@@ -138,6 +181,10 @@ class SearchState:
         if task not in self.open_tasks(node_id):
             raise ValueError(f"task {task} is not open for node {node_id} (stage {node.stage})")
         node.results[task] = bool(solved)
+        group = self.code_group[i]
+        if not solved and task not in self._group_failed[group]:  # new material
+            self._group_failed[group].add(task)
+            self.barren_streak[group] = 0
         self.task_results[task][0 if solved else 1] += 1
         if task not in node.pending_tasks:
             self.todo_count[i] -= 1
@@ -156,13 +203,17 @@ class SearchState:
         self.pending_expansions[self.index(parent)] += 1
         self.total_pending_expansions += 1
 
-    def expansion_finished(self, parent: str, child: str | None) -> None:
-        """`child` None: the expansion produced no valid child (recorded as a failure)."""
+    def expansion_finished(self, parent: str, child: str | None, code: str | None = None) -> None:
+        """`child` None: the expansion produced no valid child (recorded as a failure).
+        `code` identifies the child's codebase; a child with code the tree already has is
+        valid but new to nobody, so it counts towards the parent's barren streak."""
         self._release_expansion(parent)
         if child is None:
             self.record_failed_expansion(parent)
-        else:
-            self.add_node(child, parent)
+            return
+        novel = self.add_node(child, parent, code)
+        group = self.code_group[self.index(parent)]
+        self.barren_streak[group] = 0 if novel else self.barren_streak[group] + 1
 
     def expansion_abandoned(self, parent: str) -> None:
         """The job broke for reasons outside the agent (infrastructure): nothing recorded."""
@@ -251,6 +302,16 @@ class SearchState:
         n = self.size
         return self.own_successes[:n] + self.own_failures[:n]
 
+    def expandable_column(self) -> np.ndarray:
+        """Nodes not barren: fewer than `barren_after` expansions without news since their
+        code last failed a new task, counting those in flight once there was one without
+        news (every strategy picks parents among these)."""
+        n = self.size
+        groups = self.code_group[:n]
+        streaks = np.asarray(self.barren_streak, dtype=np.int64)[groups]
+        pending = np.bincount(groups, weights=self.pending_expansions[:n])[groups]
+        return (streaks == 0) | (streaks + pending < self.barren_after)
+
     def settled_column(self) -> np.ndarray:
         """Nodes whose open tasks are all recorded (nothing left, nothing running)."""
         n = self.size
@@ -310,6 +371,7 @@ class SearchState:
             "pending_expansions",
             "child_count",
             "failed_expansions_of",
+            "code_group",
         ):
             column = getattr(self, name)
             grown = np.zeros(2 * len(column), dtype=column.dtype)

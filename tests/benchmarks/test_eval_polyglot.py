@@ -39,7 +39,9 @@ def test_oracle_passes_all_34_python_tasks(python_tasks: list, tmp_path: Path) -
 def test_null_passes_none_of_the_34_python_tasks(python_tasks: list, tmp_path: Path) -> None:
     outcomes = evaluate_agent(AgentRef.reference("null"), python_tasks, tmp_path, workers=2)
     assert [o.task_id for o in outcomes if o.resolved] == []
-    assert all(o.empty_patch and o.error is None for o in outcomes)
+    assert all(o.empty_patch and not o.tampered for o in outcomes)
+    # A stub that cannot even be imported leaves the expected tests out of the report.
+    assert all(o.error is None or "expected tests missing" in o.error for o in outcomes)
     # The tests really ran on the stubs and failed (not a harness error).
     assert all(o.tests_total and o.tests_passed < o.tests_total for o in outcomes)
 
@@ -78,3 +80,14 @@ def test_a_missing_image_is_reported_up_front(
         evaluate_task(job, EvalContext())
     [outcome] = evaluate_agent(AgentRef.reference("null"), [broken], tmp_path)
     assert not outcome.resolved and "no-such-image" in outcome.error
+
+
+def test_doing_nothing_never_resolves_a_stub_that_already_passes(
+    polyglot_dir: Path, polyglot_image: str, tmp_path: Path
+) -> None:
+    """Go's `ledger` is a refactoring exercise: its stub passes every hidden test."""
+    task = polyglot.PolyglotBenchmark(polyglot_dir).task("go__ledger")
+    [outcome] = evaluate_agent(AgentRef.reference("null"), [task], tmp_path, workers=1)
+    assert outcome.tests_total and outcome.tests_passed == outcome.tests_total
+    assert not outcome.resolved and outcome.empty_patch
+    assert "empty patch is never resolved" in (outcome.error or "")

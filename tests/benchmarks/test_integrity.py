@@ -103,4 +103,6 @@ def test_writing_tests_or_harness_does_not_change_the_verdict(
     assert not outcome.resolved
     assert outcome.tests_total == 16 and outcome.tests_passed == 0  # the real tests, failing
     log = (tmp_path / "log" / "test_output.txt").read_text()
-    assert "removed agent-added conftest.py" in log and "removed agent-added pytest.ini" in log
+    assert "ignored agent file conftest.py (not a solution file)" in log
+    assert "ignored agent file pytest.ini (not a solution file)" in log
+    assert "ignored agent file affine_cipher_test.py (the judge's own file)" in log

@@ -45,6 +45,8 @@ class FakeJob:
     delay: tuple[float, float] = (0.0, 0.0)
     crash: bool = False
     llm: LLMAccess | None = None
+    empty_from_depth: int | None = None
+    twins: bool = False
 
     @property
     def id(self) -> str:
@@ -64,12 +66,15 @@ def run_fake_job(job: FakeJob) -> dict[str, Any]:
                        "max_tokens": 50})  # fmt: skip
     if job.kind == "eval":
         return {"resolved": TASKS.index(job.task) < 2 + job.depth}
-    if _h(job.job_id) % 4 == 3:
+    barren = job.empty_from_depth is not None and job.depth >= job.empty_from_depth
+    if barren or (job.empty_from_depth is None and _h(job.job_id) % 4 == 3):
         return {"status": "empty_patch", "reason": "the agent changed nothing"}
-    name = f"gen_{job.job_id}.txt"
+    # twins: every child of a parent gets the same change (the scripted dry run's way)
+    mark = f"child-of-{job.node}" if job.twins else job.job_id
+    name = f"gen_{mark}.txt"
     diff = (
         f"diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n"
-        f"+++ b/{name}\n@@ -0,0 +1 @@\n+{job.job_id}\n"
+        f"+++ b/{name}\n@@ -0,0 +1 @@\n+{mark}\n"
     )
     return {"status": "ok", "diff": diff, "statement": f"improve {job.target_kind}"}
 
@@ -83,11 +88,17 @@ class FakeJobs(JobFactory):
         delay: tuple[float, float] = (0.0, 0.0),
         gateway: Any = None,
         crash_on: str | None = None,
+        empty_from_depth: int | None = None,
+        twins: bool = False,
     ) -> None:
+        """`empty_from_depth`: nodes this deep make only empty patches (no node: one
+        expansion in four is empty); `twins`: a parent's children all get the same code."""
         self.run = run
         self.delay = delay
         self.gateway = gateway
         self.crash_on = crash_on
+        self.empty_from_depth = empty_from_depth
+        self.twins = twins
         self.calls: list[tuple[str, Any]] = []
         self._endpoints: dict[str, Any] = {}
 
@@ -102,7 +113,8 @@ class FakeJobs(JobFactory):
 
     def _job(self, kind: str, job_id: str, node: int, code: Path, log_dir: Path, **kw: Any):
         job = FakeJob(kind, job_id, node, self.run.node(node).depth, str(code), str(log_dir),
-                      delay=self.delay, crash=self.crash_on == kind, **kw)  # fmt: skip
+                      delay=self.delay, crash=self.crash_on == kind,
+                      empty_from_depth=self.empty_from_depth, twins=self.twins, **kw)  # fmt: skip
         if self.gateway is None:
             return job
         from dgm.gateway import JobBinding, short_socket_path

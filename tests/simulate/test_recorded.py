@@ -25,7 +25,11 @@ def recorded_run(tmp_path):
     seed = tmp_path / "seed"
     seed.mkdir()
     (seed / "agent.toml").write_text('[agent]\nname = "tiny"\n[commands]\nsolve = "true"\n')
-    config = RunConfig(name="rec").with_overrides({"limits.max_evals": 40, "workers": 2})
+    # dgm evaluates every child on every task, so each recorded node's rate is its true one
+    # (a progressive strategy may leave a child with only its hardest tasks recorded).
+    config = RunConfig(name="rec").with_overrides(
+        {"strategy.name": "dgm", "limits.max_evals": 40, "workers": 2}
+    )
     run = Run.create(tmp_path / "run", config, seed)
     MetaLoop(run, jobs=FakeJobs(run)).run()
     run.close()

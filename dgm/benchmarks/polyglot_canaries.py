@@ -1,0 +1,267 @@
+"""The Polyglot judge's knowledge of test files: which tests a file holds (read from the
+pristine, un-skipped source before any agent code runs), and canaries added to it.
+
+    names = expected_tests("python", text)             # the keys the report must show PASSED
+    text, canaries = add_canaries("python", text)      # canaries drawn afresh for this verdict
+
+A canary is a test the judge writes into the hidden test file itself, so it runs in the
+same process, under the same framework, as the real tests. Its name is made of the
+words of the file's own test names (no fixed prefix), it sits at a random place among
+them, and each must-fail canary uses one of the assertion forms the file itself uses:
+patching that assertion, the framework's reporting, or forging the report makes a
+must-fail canary pass or go missing. Test keys are each language's plain test name
+(`polyglot_reports` reduces report entries to the same key).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import secrets
+from dataclasses import dataclass, replace
+
+from dgm.benchmarks.polyglot_assertions import FORMS as _FORMS
+
+_FILLER = ("value", "empty", "single", "input", "result", "case", "long", "short", "mixed",
+           "number", "letters", "valid", "invalid", "edge", "first", "last", "many", "zero",
+           "large", "small", "simple", "repeated", "with", "without", "only")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Canary:
+    name: str
+    must_fail: bool
+    form: str
+    """The assertion form it uses (e.g. `assertEqual`, `toBe`, `REQUIRE`)."""
+    key: str = ""
+    """Its key in the report (Python: `Class.name`); the name when empty."""
+
+    @property
+    def report_key(self) -> str:
+        return self.key or self.name
+
+
+# -- expected tests ------------------------------------------------------------------------
+_GO_TEST = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
+_RUST_TEST = re.compile(r"^\s*#\[test\]\s*\n(?:\s*(?:#\[.*\]|//.*)\s*\n)*\s*(?:pub\s+)?fn\s+(\w+)",
+                        re.MULTILINE)  # fmt: skip
+_CPP_TEST = re.compile(r'^\s*TEST_CASE\s*\((?:\s*//[^\n]*)*\s*"((?:[^"\\]|\\.)*)"', re.MULTILINE)
+_JAVA_TEST = re.compile(r"@(?:Test|ParameterizedTest|RepeatedTest)\b[^;{]*?\bvoid\s+(\w+)\s*\(")
+_JS_TEST = re.compile(r"\b(?:test|it)\s*\(\s*(?:'((?:\\.|[^'\\])*)'|\"((?:\\.|[^\"\\])*)\"|"
+                      r"`((?:\\.|[^`\\$])*)`)")  # fmt: skip
+
+
+def expected_tests(language: str, text: str) -> list[str]:
+    """The test keys a (pristine, un-skipped) test file defines; [] when none are found."""
+    if language == "python":
+        return [f"{cls}.{fn}" if cls else fn for cls, fn, _ in _python_tests(text)]
+    if language == "go":
+        return _GO_TEST.findall(text)
+    if language == "rust":
+        return _RUST_TEST.findall(text)
+    if language == "cpp":
+        return [_unescape(m) for m in _CPP_TEST.findall(text)]
+    if language == "java":
+        return _JAVA_TEST.findall(re.sub(r"//[^\n]*", "", text))
+    if language == "javascript":
+        return [_unescape(a or b or c) for a, b, c in _JS_TEST.findall(text)]
+    return []
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def _python_tests(text: str) -> list[tuple[str, str, ast.FunctionDef]]:
+    tree = ast.parse(text)
+    found: list[tuple[str, str, ast.FunctionDef]] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name.startswith("test"):
+                    found.append((node.name, item.name, item))
+        elif isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            found.append(("", node.name, node))
+    return found
+
+
+# -- names ---------------------------------------------------------------------------------
+def _words(names: list[str]) -> list[str]:
+    words: set[str] = set()
+    for name in names:
+        spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+        words |= {w.lower() for w in re.split(r"[^A-Za-z]+", spaced) if 2 <= len(w) <= 14}
+    return sorted(words - {"test", "tests"})
+
+
+def _style(language: str, words: list[str], sample: str) -> str:
+    if language == "python":
+        return "test_" + "_".join(words)
+    if language == "go":
+        return "Test" + "".join(w.capitalize() for w in words)
+    if language == "rust":
+        return "_".join(words)
+    if language == "java":
+        first = words[0] if not sample.startswith("test") else "test" + words[0].capitalize()
+        return first + "".join(w.capitalize() for w in words[1:])
+    joiner = "_" if language == "cpp" and " " not in sample else " "
+    return joiner.join(words)
+
+
+def draw_names(language: str, existing: list[str], count: int) -> list[str]:
+    """`count` fresh names in the style of `existing`, none equal to any of them."""
+    vocab = _words(existing)
+    vocab += [w for w in _FILLER if w not in vocab][: max(0, 12 - len(vocab))]
+    sample = secrets.choice(existing) if existing else "test"
+    taken, names = set(existing), []
+    while len(names) < count:
+        pick = [secrets.choice(vocab) for _ in range(2 + secrets.randbelow(3))]
+        name = _style(language, pick, sample)
+        if name not in taken and not any(name in t or t in name for t in taken):
+            taken.add(name)
+            names.append(name)
+    return names
+
+
+# -- assertion forms -----------------------------------------------------------------------
+_DEFAULT_FORM = {"python": "assertEqual", "go": "Fatalf", "rust": "assert_eq", "cpp": "REQUIRE",
+                 "java": "throw", "javascript": "toEqual"}  # fmt: skip
+MAX_MUST_FAIL = 6
+
+
+def forms_used(language: str, text: str) -> list[str]:
+    """The assertion forms the file uses (the default one when it uses none we know)."""
+    forms = _FORMS[language]
+    used = [f for f, (pattern, _, _) in forms.items() if re.search(pattern, text, re.MULTILINE)]
+    return used or [_DEFAULT_FORM[language]]
+
+
+def _passing_form(language: str, used: list[str]) -> str:
+    forms = _FORMS[language]
+    return next((f for f in used if forms[f][2]), _DEFAULT_FORM[language])
+
+
+def draw_canaries(language: str, text: str) -> list[Canary]:
+    """Must-fail canaries for the file's assertion forms (up to MAX_MUST_FAIL, in random
+    order) and one or two must-pass ones, named in the file's own style."""
+    used = forms_used(language, text)
+    fail_forms = sorted(used, key=lambda _f: secrets.randbelow(1 << 30))[:MAX_MUST_FAIL]
+    passing = [_passing_form(language, used)] * (1 + secrets.randbelow(2))
+    names = draw_names(language, expected_tests(language, text), len(fail_forms) + len(passing))
+    canaries = [Canary(n, True, f) for n, f in zip(names, fail_forms, strict=False)]
+    canaries += [Canary(n, False, f) for n, f in zip(names[len(fail_forms) :], passing,
+                                                     strict=False)]  # fmt: skip
+    return sorted(canaries, key=lambda _c: secrets.randbelow(1 << 30))
+
+
+def body(language: str, canary: Canary) -> str:
+    """The canary's assertion lines (unindented)."""
+    a, b = 2 + secrets.randbelow(900), 2 + secrets.randbelow(900)
+    values = {"a": a, "b": b, "c": a + b, "w": a + b + 1 + secrets.randbelow(9)}
+    _, failing, passing = _FORMS[language][canary.form]
+    text = (failing if canary.must_fail else passing).format(**values)
+    if language == "cpp":
+        text = f"int a = {a};\nint b = {b};\n" + text
+    return text
+
+
+# -- injection -----------------------------------------------------------------------------
+_ANCHOR = {
+    "go": re.compile(r"^func\s+Test"),
+    "rust": re.compile(r"^\s*#\[test\]"),
+    "cpp": re.compile(r"^\s*TEST_CASE\s*\("),
+    "java": re.compile(r"^\s*@(Test|ParameterizedTest|RepeatedTest)\b"),
+    "javascript": re.compile(r"^\s*(test|it)\s*\("),
+}
+_AT_END = ("go", "rust", "cpp")
+
+
+def add_canaries(language: str, text: str) -> tuple[str, list[Canary]]:
+    """The test file with canaries at random places among its tests."""
+    canaries = draw_canaries(language, text)
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    anchors = _python_anchors(text) if language == "python" else _anchors(language, lines)
+    if not anchors:
+        return text, []
+    module_level = language == "python" and not any(cls for cls, _, _ in _python_tests(text))
+    placed = sorted(((secrets.choice(anchors), c) for c in canaries), key=lambda p: -p[0][0])
+    for (line, indent), canary in placed:
+        if module_level:
+            canary = Canary(canary.name, canary.must_fail, "assert")
+        lines.insert(line, render(language, canary, indent, text, module_level))
+    new_text = "".join(lines)
+    keys = expected_tests(language, new_text) if language == "python" else []
+    canaries = [
+        replace(c, key=next((k for k in keys if k.endswith("." + c.name)), "")) for c in canaries
+    ]
+    return new_text, canaries
+
+
+def _anchors(language: str, lines: list[str]) -> list[tuple[int, str]]:
+    """(0-based line to insert before, indentation) for each test in the file."""
+    found = []
+    for index, line in enumerate(lines):
+        if _ANCHOR[language].match(line):
+            start = index
+            while start > 0 and lines[start - 1].strip().startswith(("@", "#[")):
+                start -= 1
+            found.append((start, line[: len(line) - len(line.lstrip())]))
+    if language in _AT_END:
+        found.append((len(lines), ""))
+    return found
+
+
+def _python_anchors(text: str) -> list[tuple[int, str]]:
+    tests = _python_tests(text)
+    if not tests:
+        return []
+    counts: dict[str, int] = {}
+    for cls, _, _ in tests:
+        counts[cls] = counts.get(cls, 0) + 1
+    main = max(counts, key=lambda c: counts[c])
+    found = []
+    for cls, _, node in tests:
+        if cls == main:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            found.append((first - 1, " " * node.col_offset))
+    if main:
+        cls_node = next(n for n in ast.parse(text).body
+                        if isinstance(n, ast.ClassDef) and n.name == main)  # fmt: skip
+        found.append((cls_node.end_lineno or len(text.splitlines()), found[-1][1]))
+    return found
+
+
+def render(
+    language: str, canary: Canary, indent: str, text: str, module_level: bool = False
+) -> str:
+    lines = body(language, canary).splitlines()
+    attrs = [ln for ln in lines if ln.startswith("#[")]
+    lines = [ln for ln in lines if not ln.startswith("#[")]
+    name = canary.name
+    if language == "python":
+        # The same parameters as the file's tests (class decorators such as mock.patch
+        # pass extra arguments to every test method).
+        plain = [node for _, _, node in _python_tests(text) if not node.decorator_list]
+        params = ast.unparse(plain[0].args) if plain else ("" if module_level else "self")
+        head, inner = f"def {name}({params}):", "    "
+        return _block(indent, [head], lines, [], inner) + "\n"
+    if language == "go":
+        return _block(indent, [f"func {name}(t *testing.T) {{"], lines, ["}"], "\t") + "\n"
+    if language == "rust":
+        return _block(indent, ["#[test]", *attrs, f"fn {name}() {{"], lines, ["}"], "    ") + "\n"
+    if language == "cpp":
+        return _block(indent, [f'TEST_CASE("{name}") {{'], lines, ["}"], "    ") + "\n"
+    if language == "java":
+        imported = re.search(r"import\s+org\.junit\.jupiter\.api\.(Test|\*)\s*;", text)
+        annotation = "@Test" if imported else "@org.junit.jupiter.api.Test"
+        head = [annotation, f"public void {name}() {{"]
+        return _block(indent, head, lines, ["}"], "    ") + "\n"
+    call = "test" if re.search(r"^\s*test\s*\(", text, re.MULTILINE) else "it"
+    return _block(indent, [f"{call}('{name}', () => {{"], lines, ["});"], "  ") + "\n"
+
+
+def _block(indent: str, head: list[str], inner: list[str], tail: list[str], step: str) -> str:
+    out = [indent + h for h in head] + [indent + step + ln for ln in inner]
+    return "\n".join(out + [indent + t for t in tail]) + "\n"

@@ -1,0 +1,112 @@
+"""Polyglot judge cost (issue 12): canaries + per-test reports beside a plain test run.
+
+    python perf/bench_judge.py [--data ../shared/polyglot-benchmark] [--tasks 10]
+                               [--language python]
+
+Per task, on the reference solution: the plain run (a fresh container, the exercise with
+its tests un-skipped, the toolchain's own test command, verdict = exit status, as the
+judge worked before) and the judge (`judge_polyglot`: allowlist, canaries, report,
+parsing). Printed: both wall times, their difference, and the judge's host-side work
+alone (drawing and writing the canaries, parsing and grading the report), which is the
+part that does not vary with the machine's load. Goal: < 0.5 s extra per task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from dgm.benchmarks import judge as judge_module
+from dgm.benchmarks import polyglot
+from dgm.benchmarks import polyglot_toolchains as chains
+from dgm.benchmarks.judge import judge_polyglot, prepare_judge_tree, verdict_from
+from dgm.benchmarks.task import Verdict
+from dgm.sandbox import Limits, Mount, SandboxSpec, run_command
+from dgm.sandbox.spec import ExecResult
+
+GOAL_S = 0.5
+LIMITS = Limits(memory="3g", pids=1024)
+
+
+def plain_run(task: polyglot.Task) -> tuple[float, ExecResult]:
+    with tempfile.TemporaryDirectory(prefix="dgm-plain-") as tmp:
+        folder = Path(tmp) / Path(task.source).name
+        polyglot.reference_workspace(task, folder)
+        chains.copy_exercise(Path(task.source), Path(tmp) / "pristine")
+        for name in task.hidden_files:
+            source = Path(tmp) / "pristine" / name
+            if source.is_file():
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                (folder / name).write_bytes(source.read_bytes())
+        chains.unskip_tests(task.language, folder, list(task.hidden_files))
+        for path in [Path(tmp), *Path(tmp).rglob("*")]:
+            path.chmod(path.stat().st_mode | (0o755 if path.is_dir() else 0o644))
+        command = chains.toolchain(task.language).test_command
+        name = folder.name
+        script = f"cp -r /stage/{name} /work/ && cd /work/{name} && {command}"
+        spec = SandboxSpec(image=task.judge_image, mounts=(Mount(tmp, "/stage"),), limits=LIMITS)
+        started = time.perf_counter()
+        result = run_command(spec, ["/bin/sh", "-c", script], task.time_limit_s)
+        return time.perf_counter() - started, result
+
+
+def judged(task: polyglot.Task) -> tuple[float, Verdict, ExecResult]:
+    """judge_polyglot on the reference, keeping the container's raw result."""
+    seen: list[ExecResult] = []
+
+    def recording(*args: object, **kwargs: object) -> ExecResult:
+        seen.append(run_command(*args, **kwargs))  # type: ignore[arg-type]
+        return seen[-1]
+
+    patch = polyglot.reference_patch(task)
+    judge_module.run_command = recording  # type: ignore[assignment]
+    try:
+        started = time.perf_counter()
+        verdict, _log = judge_polyglot(task, patch, LIMITS)
+        return time.perf_counter() - started, verdict, seen[-1]
+    finally:
+        judge_module.run_command = run_command
+
+
+def host_side(task: polyglot.Task, output: ExecResult) -> float:
+    """Canaries drawn and written, then the report parsed and graded: host CPU only."""
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dgm-bench-") as tmp:
+        plan = prepare_judge_tree(task, Path(tmp) / "judge")
+    verdict_from(output, task, plan)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--data", default=str(Path(__file__).parents[2] / "shared/polyglot-benchmark")
+    )
+    parser.add_argument("--tasks", type=int, default=10)
+    parser.add_argument("--language", default="python")
+    args = parser.parse_args()
+    tasks = polyglot.PolyglotBenchmark(args.data).tasks(args.language)[: args.tasks]
+    rows = []
+    print(f"{'task':40} {'plain s':>8} {'judge s':>8} {'extra s':>8} {'host ms':>8}  verdict")
+    for task in tasks:
+        plain_s, plain = plain_run(task)
+        judge_s, verdict, raw = judged(task)
+        host_s = host_side(task, raw)
+        rows.append((plain_s, judge_s, host_s))
+        state = "resolved" if verdict.resolved else f"NOT resolved: {verdict.error}"
+        print(f"{task.id:40} {plain_s:8.2f} {judge_s:8.2f} {judge_s - plain_s:8.2f}"
+              f" {host_s * 1000:8.1f}  {state} (plain exit {plain.exit_code})")  # fmt: skip
+    extra = [j - p for p, j, _ in rows]
+    host = [h for _, _, h in rows]
+    print(f"\nmedian over {len(rows)} tasks: plain {statistics.median(r[0] for r in rows):.2f} s,"
+          f" judge {statistics.median(r[1] for r in rows):.2f} s, extra"
+          f" {statistics.median(extra):.2f} s (wall, includes load noise);"
+          f" host-side canaries + parsing {statistics.median(host) * 1000:.1f} ms"
+          f" (max {max(host) * 1000:.1f} ms); goal < {GOAL_S} s extra per task")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

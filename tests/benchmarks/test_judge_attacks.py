@@ -1,0 +1,83 @@
+"""Hostile patches against the Polyglot judge, every attack class in every language it
+applies to (judge_attacks.py): the verdict is never resolved, and where the canaries
+are what catches it, it is `tampered` with the evidence recorded. The reference and the
+stubs of the same exercise are judged too, so an attack that fails does not fail only
+because the judge is broken."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from dgm.benchmarks import polyglot
+from dgm.benchmarks import polyglot_toolchains as chains
+from dgm.benchmarks.judge import judge_polyglot
+from dgm.benchmarks.task import Task
+from dgm.sandbox import Limits
+from dgm.workspace_git import git_diff
+
+from .judge_attacks import ALL, EXERCISES, Attack
+
+pytestmark = pytest.mark.docker
+LIMITS = Limits(memory="3g", pids=1024)
+
+
+def _task(polyglot_dir: Path, language: str) -> Task:
+    task = polyglot.PolyglotBenchmark(polyglot_dir).task(f"{language}__{EXERCISES[language]}")
+    # A C++ build of Catch's main takes minutes on a loaded 2-core machine: a timeout here
+    # would pass an attack test for the wrong reason.
+    return dataclasses.replace(task, time_limit_s=1200)
+
+
+def attack_patch(task: Task, attack: Attack, dest: Path) -> str:
+    """The attack's files written over the reference (or the stubs), as the agent's patch."""
+    if attack.stub:
+        polyglot.prepare_workspace(task, dest)
+    else:
+        polyglot.reference_workspace(task, dest)
+    solution = chains.exercise_files(Path(task.source)).solution[0]
+    for rel, text in attack.files.items():
+        rel = solution if rel == "@solution" else rel
+        path = dest / rel
+        current = path.read_text() if path.is_file() else ""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.replace("{solution}", current))
+    return git_diff(dest)
+
+
+def _image_for(language: str, request: pytest.FixtureRequest) -> None:
+    if language != "python":
+        request.getfixturevalue("polyglot_image")
+
+
+@pytest.mark.parametrize("language", sorted(EXERCISES))
+def test_reference_resolves_and_stubs_do_not(
+    language: str, polyglot_dir: Path, runtime_image: str, request: pytest.FixtureRequest
+) -> None:
+    _image_for(language, request)
+    task = _task(polyglot_dir, language)
+    good, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
+    assert good.resolved, (good.error, good.details, log[-3000:])
+    assert not good.tampered and good.details["canary_counts"]["must_fail"] >= 1
+    bad, _ = judge_polyglot(task, "", LIMITS)
+    assert not bad.resolved and not bad.tampered
+
+
+@pytest.mark.parametrize("attack", ALL, ids=lambda a: f"{a.language}-{a.name}")
+def test_attack_is_never_resolved(
+    attack: Attack,
+    polyglot_dir: Path,
+    runtime_image: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+) -> None:
+    _image_for(attack.language, request)
+    task = _task(polyglot_dir, attack.language)
+    patch = attack_patch(task, attack, tmp_path / "work")
+    verdict, log = judge_polyglot(task, patch, LIMITS)
+    assert not verdict.resolved, (verdict, log[-3000:])
+    if attack.tampered:
+        assert verdict.tampered, (verdict, log[-3000:])
+        assert verdict.details["tamper_evidence"]
