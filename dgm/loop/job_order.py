@@ -113,7 +113,7 @@ class OrderedExecutor:
 
     def submit(self, ticket: Ticket) -> None:
         job_id = self.job_id()
-        self.run.event("job_started", job=job_id)
+        self._note("job_started", job_id)
         if self.recorded and self.stop is None:
             starts = self.recorded.starts
             expected = starts[self._started] if self._started < len(starts) else None
@@ -135,7 +135,7 @@ class OrderedExecutor:
         outcome = completion.outcome
         if isinstance(outcome, Deferred) and finish is not None:
             outcome = self._finish(job_id, finish, outcome)
-        self.run.event("job_finished", job=job_id)
+        self._note("job_finished", job_id)
         return Completion(ticket, outcome, completion.started_at, completion.finished_at)
 
     # -- inside ---------------------------------------------------------------------------
@@ -185,7 +185,18 @@ class OrderedExecutor:
         except Exception as exc:  # recording failed: the job crashed, the loop goes on
             return JobCrashed(f"{type(exc).__name__}: {exc}")
 
+    def _note(self, kind: str, job_id: str) -> None:
+        """Record a start or finish; a store that cannot take it (locked, full) is the
+        recorder's to report, and only this run's replay loses its order."""
+        try:
+            self.run.event(kind, job=job_id)
+        except Exception:
+            pass
+
     def _fail(self, message: str) -> None:
         if self.stop is None:
             self.stop = StopReason(StopKind.CRASHES, message)
-            self.run.event("replay_failed", reason=message)
+            try:
+                self.run.event("replay_failed", reason=message)
+            except Exception:  # the stop reason says it anyway
+                pass
