@@ -39,7 +39,7 @@ def run_coin_job(job: FakeJob) -> dict[str, Any]:
         return {"resolved": _ask(job, f"solve {job.task}?") == "yes"}
     _ask(job, "diagnose")
     result = run_fake_job(replace(job, llm=None))
-    if _ask(job, "did it help?") == "no":
+    if _ask(job, "did it help?") == "no" and _ask(job, "sure?") == "no":  # 1 in 4 fails
         return {"status": "empty_patch", "reason": "the agent changed nothing"}
     if result["status"] != "ok":  # the fake's own empty quarter: give it a diff anyway
         return run_fake_job(replace(job, llm=None, job_id=job.job_id + "-x"))
