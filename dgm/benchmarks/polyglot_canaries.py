@@ -58,7 +58,7 @@ def expected_tests(language: str, text: str) -> list[str]:
     if language == "go":
         return _GO_TEST.findall(text)
     if language == "rust":
-        return _RUST_TEST.findall(text)
+        return _RUST_TEST.findall(without_feature_gated(text))
     if language == "cpp":
         return [_unescape(m) for m in _CPP_TEST.findall(text)]
     if language == "java":
@@ -66,6 +66,47 @@ def expected_tests(language: str, text: str) -> list[str]:
     if language == "javascript":
         return [_unescape(a or b or c) for a, b, c in _JS_TEST.findall(text)]
     return []
+
+
+_RUST_GATE = re.compile(r"^\s*#\[cfg\(.*\bfeature\s*=")
+_RUST_NOISE = re.compile(r'"(?:\\.|[^"\\])*"|//.*')
+
+
+def without_feature_gated(text: str) -> str:
+    """Rust: the file with each item behind `#[cfg(... feature = ...)]` blanked out, line
+    numbers kept. The judge builds with default features, so those tests never run (and
+    a canary placed among them would be compiled out)."""
+    lines = text.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        if not _RUST_GATE.match(lines[index]):
+            index += 1
+            continue
+        end = _rust_item_end(lines, index + 1)
+        for j in range(index, end + 1):
+            lines[j] = "\n" if lines[j].endswith("\n") else ""
+        index = end + 1
+    return "".join(lines)
+
+
+def _rust_item_end(lines: list[str], start: int) -> int:
+    """The last line of the item starting at `start` (its attributes skipped): the line
+    of its closing brace, or of its `;` for an item without a body (`use ...;`)."""
+    depth, opened = 0, False
+    for j in range(start, len(lines)):
+        code = _RUST_NOISE.sub("", lines[j])
+        if not opened and code.strip().startswith("#["):
+            continue
+        for char in code:
+            if char == "{":
+                depth, opened = depth + 1, True
+            elif char == "}":
+                depth -= 1
+            elif char == ";" and not opened:
+                return j
+        if opened and depth <= 0:
+            return j
+    return len(lines) - 1
 
 
 def _unescape(text: str) -> str:
@@ -182,7 +223,11 @@ def add_canaries(language: str, text: str) -> tuple[str, list[Canary]]:
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    anchors = _python_anchors(text) if language == "python" else _anchors(language, lines)
+    if language == "python":
+        anchors = _python_anchors(text)
+    else:  # never inside a Rust item the build leaves out (same line numbers)
+        visible = without_feature_gated(text) if language == "rust" else text
+        anchors = _anchors(language, visible.splitlines(keepends=True))
     if not anchors:
         return text, []
     module_level = language == "python" and not any(cls for cls, _, _ in _python_tests(text))

@@ -42,7 +42,7 @@ COMMANDS = {
     "python": "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -I -m pytest -q -p no:cacheprovider -rA"
     ' --junitxml="$DGM_REPORT/report.xml" -o junit_family=xunit1',
     "go": "go test -v -count=1 ./...",
-    "rust": "cargo test --offline -- --include-ignored",
+    "rust": "cargo test --offline --no-fail-fast -- --include-ignored",
     "cpp": "mkdir -p build && cd build && cmake -DEXERCISM_RUN_ALL_TESTS=1 -G 'Unix Makefiles'"
     ' .. >/dev/null && make -j2 "$DGM_EXERCISE" && ./"$DGM_EXERCISE" --reporter junit'
     ' --out "$DGM_REPORT/report.xml"',

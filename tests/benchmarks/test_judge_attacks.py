@@ -81,3 +81,14 @@ def test_attack_is_never_resolved(
     if attack.tampered:
         assert verdict.tampered, (verdict, log[-3000:])
         assert verdict.details["tamper_evidence"]
+
+
+@pytest.mark.parametrize("exercise", ["forth", "xorcism"])
+def test_rust_reference_resolves_with_several_test_files_and_feature_gated_tests(
+    exercise: str, polyglot_dir: Path, polyglot_image: str
+) -> None:
+    """forth: a must-fail canary in its first test binary must not stop the second from
+    running; xorcism: tests behind `#[cfg(feature = "io")]` are not built, so not expected."""
+    task = polyglot.PolyglotBenchmark(polyglot_dir).task(f"rust__{exercise}")
+    verdict, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
+    assert verdict.resolved and not verdict.tampered, (verdict.error, log[-3000:])

@@ -283,3 +283,17 @@ def test_zero_expected_tests_is_never_resolved() -> None:
     output = _output(0, {}, log="ok  \tx\t0.01s [no tests to run]\nPASS\n")
     verdict = verdict_from(_result(output), task, empty)
     assert not verdict.resolved and "define no tests" in verdict.error
+
+
+def test_rust_tests_behind_a_feature_are_not_expected_and_get_no_canary() -> None:
+    text = (
+        "use x::Y;\n\n#[test]\nfn plain() {\n    assert_eq!(1, 1);\n}\n\n"
+        '#[cfg(feature = "io")]\nmod io {\n    #[test]\n    fn gated() {\n'
+        '        let s = "}";\n        assert_eq!(s, "}");\n    }\n}\n\n'
+        '#[cfg(feature = "big")]\n#[test]\n#[ignore]\nfn gated_too() {\n    assert!(true);\n}\n'
+    )
+    assert polyglot_canaries.expected_tests("rust", text) == ["plain"]
+    for _ in range(20):
+        new, canaries = polyglot_canaries.add_canaries("rust", text)
+        built = polyglot_canaries.without_feature_gated(new)
+        assert canaries and all(f"fn {c.name}()" in built for c in canaries)
