@@ -58,9 +58,9 @@ def expected_tests(language: str, text: str) -> list[str]:
     if language == "go":
         return _GO_TEST.findall(text)
     if language == "rust":
-        return _RUST_TEST.findall(without_feature_gated(text))
+        return _RUST_TEST.findall(without_feature_gated(text, "rust"))
     if language == "cpp":
-        return [_unescape(m) for m in _CPP_TEST.findall(text)]
+        return [_unescape(m) for m in _CPP_TEST.findall(without_feature_gated(text, "cpp"))]
     if language == "java":
         return _JAVA_TEST.findall(re.sub(r"//[^\n]*", "", text))
     if language == "javascript":
@@ -72,11 +72,22 @@ _RUST_GATE = re.compile(r"^\s*#\[cfg\(.*\bfeature\s*=")
 _RUST_NOISE = re.compile(r'"(?:\\.|[^"\\])*"|//.*')
 
 
-def without_feature_gated(text: str) -> str:
-    """Rust: the file with each item behind `#[cfg(... feature = ...)]` blanked out, line
-    numbers kept. The judge builds with default features, so those tests never run (and
-    a canary placed among them would be compiled out)."""
+# The macros the judge's cmake command defines (polyglot_reports.COMMANDS["cpp"] and the
+# exercises' CMakeLists); a block behind any other EXERCISM_ macro is not built.
+CPP_DEFINED = ("EXERCISM_RUN_ALL_TESTS", "EXERCISM_TEST_SUITE")
+_CPP_GATE = re.compile(r"^\s*#\s*(?:ifdef\s+|if\s+defined\s*\(?\s*)(EXERCISM_\w+)")
+
+
+def without_feature_gated(text: str, language: str = "rust") -> str:
+    """The file with what the judge's build leaves out blanked, line numbers kept: Rust
+    items behind `#[cfg(... feature = ...)]` (default features only), C++ blocks behind an
+    EXERCISM_ macro the build does not define (the benchmark). Those tests never run, and
+    a canary placed among them would be compiled out."""
     lines = text.splitlines(keepends=True)
+    if language == "cpp":
+        return "".join(_without_cpp_gated(lines))
+    if language != "rust":
+        return text
     index = 0
     while index < len(lines):
         if not _RUST_GATE.match(lines[index]):
@@ -87,6 +98,21 @@ def without_feature_gated(text: str) -> str:
             lines[j] = "\n" if lines[j].endswith("\n") else ""
         index = end + 1
     return "".join(lines)
+
+
+def _without_cpp_gated(lines: list[str]) -> list[str]:
+    out, skipping, depth = [], False, 0
+    for line in lines:
+        gate = _CPP_GATE.match(line)
+        if not skipping and gate and gate.group(1) not in CPP_DEFINED:
+            skipping, depth = True, 0
+        if skipping:
+            stripped = line.strip().replace(" ", "")
+            depth += stripped.startswith("#if") - stripped.startswith("#endif")
+            skipping = depth > 0
+            line = "\n" if line.endswith("\n") else ""
+        out.append(line)
+    return out
 
 
 def _rust_item_end(lines: list[str], start: int) -> int:
@@ -226,7 +252,7 @@ def add_canaries(language: str, text: str) -> tuple[str, list[Canary]]:
     if language == "python":
         anchors = _python_anchors(text)
     else:  # never inside a Rust item the build leaves out (same line numbers)
-        visible = without_feature_gated(text) if language == "rust" else text
+        visible = without_feature_gated(text, language)
         anchors = _anchors(language, visible.splitlines(keepends=True))
     if not anchors:
         return text, []

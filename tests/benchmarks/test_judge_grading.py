@@ -297,3 +297,16 @@ def test_rust_tests_behind_a_feature_are_not_expected_and_get_no_canary() -> Non
         new, canaries = polyglot_canaries.add_canaries("rust", text)
         built = polyglot_canaries.without_feature_gated(new)
         assert canaries and all(f"fn {c.name}()" in built for c in canaries)
+
+
+def test_cpp_tests_behind_a_macro_the_build_leaves_undefined_are_not_expected() -> None:
+    text = (
+        '#if defined(EXERCISM_RUN_ALL_TESTS)\nTEST_CASE("runs") {\n    REQUIRE(1 == 1);\n}\n'
+        '#endif\n#if defined(EXERCISM_INCLUDE_BENCHMARK)\nTEST_CASE("benchmark") {\n'
+        '#ifdef X\n#endif\n    BENCHMARK("b") { return 1; };\n}\n#endif\n'
+    )
+    assert polyglot_canaries.expected_tests("cpp", text) == ["runs"]
+    for _ in range(20):
+        new, canaries = polyglot_canaries.add_canaries("cpp", text)
+        built = polyglot_canaries.without_feature_gated(new, "cpp")
+        assert canaries and all(f'TEST_CASE("{c.name}")' in built for c in canaries)
