@@ -28,7 +28,7 @@ from dgm.sandbox.docker_backend import grant_socket_access
 from .fake_upstream import reply
 from .helpers import is_root, openai_client
 
-FAKE_KEY = "sk-ant-FAKE-gateway-canary-0000-must-not-leak"
+FAKE_KEY = "sk-ant-FAKE-gw-canary-0000"
 PRICED = {"scripted/echo": Price(input=3.0, output=15.0, max_output_tokens=64_000)}
 HI = [{"role": "user", "content": "hi"}]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 # Obviously fake, never a real key shape a secret scanner flags.
-FAKE_KEY = "sk-ant-FAKE-host-canary-0000-must-not-leak"
+FAKE_KEY = "sk-ant-FAKE-host-canary-00"
 
 
 @pytest.fixture
