@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 import secrets
 import tempfile
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 from dgm.benchmarks import swe_guard
 from dgm.benchmarks.judge import readable_by_sandbox
+from dgm.benchmarks.polyglot_reports import xml_report_root
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
 from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox
@@ -152,11 +152,8 @@ def _copy_report(box: Any, report_dir: str, tmp: Path) -> dict[str, str] | None:
 
 def parse_junit(data: bytes) -> dict[str, str] | None:
     """JUnit XML (pytest xunit1) -> {node id: PASSED|FAILED|ERROR|SKIPPED|XFAIL}; None if bad."""
-    if len(data) > MAX_REPORT_BYTES or b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        return None
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError:
+    root = xml_report_root(data, MAX_REPORT_BYTES)
+    if root is None:
         return None
     tests: dict[str, str] = {}
     for case in root.iter("testcase"):
