@@ -196,6 +196,14 @@ class ExpandConfig(Section):
     timeout_s: int = Field(default=1800, gt=0)
 
 
+class SelfImproveConfig(Section):
+    """Who improves an agent: `dgm`, the built-in procedure (target choice, diagnosis,
+    self-edit: dgm/jobs/expand.py), or `agent`, the parent's own `improve` command
+    (hyperagent mode: dgm/jobs/improve_agent.py; an agent without one falls back to dgm)."""
+
+    mode: Literal["dgm", "agent"] = "dgm"
+
+
 class ExecutorConfig(Section):
     kind: Literal["thread", "process", "ray"] = "thread"
     """Where jobs run: threads of the dgm process, spawned worker processes, or Ray tasks
@@ -233,6 +241,7 @@ class RunConfig(Section):
     benchmark: BenchmarkConfig = Field(default_factory=BenchmarkConfig)
     strategy: StrategyConfig = Field(default_factory=StrategyConfig)
     expand: ExpandConfig = Field(default_factory=ExpandConfig)
+    self_improve: SelfImproveConfig = Field(default_factory=SelfImproveConfig)
     limits: StopLimitsConfig = Field(default_factory=StopLimitsConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
 

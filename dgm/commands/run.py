@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from dgm.commands.options import PriceOption
+from dgm.commands.options import PriceOption, SelfImproveOption, check_self_improve
 from dgm.config import RunConfig
 from dgm.errors import DgmError
 from dgm.loop.executors import Completion
@@ -68,10 +68,12 @@ def run(
     executor: Executor = None,
     ray_address: RayAddress = None,
     price: PriceOption = None,
+    self_improve: SelfImproveOption = None,
 ) -> None:
     """Start a self-improvement run."""
     from dgm.loop.preflight import preflight
 
+    check_self_improve(self_improve)
     _need_ray_if_asked(executor, config)
 
     base = RunConfig.load(config) if config else RunConfig()
@@ -92,6 +94,7 @@ def run(
         "limits.max_expansions": max_expansions,
         "limits.budget_usd": budget_usd,
         "limits.max_hours": max_hours,
+        "self_improve.mode": self_improve,
     }
     cfg, run_dir = new_run_config(
         base, run_dir, overrides, dry_run=dry_run,
@@ -121,10 +124,12 @@ def resume(
     max_hours: Annotated[float | None, typer.Option(help="Raise the time limit.")] = None,
     executor: Executor = None,
     ray_address: RayAddress = None,
+    self_improve: SelfImproveOption = None,
 ) -> None:
     """Continue a stopped or crashed run: finished work is kept, in-flight jobs re-run."""
     from dgm.loop.preflight import preflight
 
+    check_self_improve(self_improve)
     if not (run_dir / CONFIG_FILE).is_file():
         Run.open(run_dir)  # not a run directory: its one-line error, and no lock file left
     overrides = {
@@ -136,6 +141,7 @@ def resume(
         "limits.max_expansions": max_expansions,
         "limits.budget_usd": budget_usd,
         "limits.max_hours": max_hours,
+        "self_improve.mode": self_improve,
     }
     with _locked(run_dir):
         store = Run.open(run_dir)

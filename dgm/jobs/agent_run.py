@@ -31,6 +31,7 @@ PLACEHOLDERS = {
     "workdir": "/work",
     "task_file": "/task/task.json",
     "output_dir": "/out",
+    "history_dir": "/history",
 }
 SETUP_FAILED = ">>>>> dgm: the workspace could not be set up"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
@@ -42,6 +43,8 @@ OUT_MAX_BYTES = 256 * 1024 * 1024
 class Manifest:
     name: str
     commands: dict[str, str]
+    improve_paths: tuple[str, ...] = ()
+    """`[improve] paths`: the files that are the agent's improvement procedure."""
 
     def command(self, which: str) -> str:
         """The command `which` with the in-sandbox paths filled in."""
@@ -76,7 +79,12 @@ def load_manifest(agent_dir: Path) -> Manifest:
     if not isinstance(commands, dict) or not all(isinstance(v, str) for v in commands.values()):
         raise DgmError(f"{path} has no [commands] table of strings", "add [commands] solve = ...")
     name = str(data.get("agent", {}).get("name", Path(agent_dir).name))
-    return Manifest(name, commands)
+    improve = data.get("improve")
+    paths = improve.get("paths", []) if isinstance(improve, dict) else []
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise DgmError(f"{path}: [improve] paths must be a list of strings",
+                       'e.g. paths = ["coder/improve.py"]')  # fmt: skip
+    return Manifest(name, commands, tuple(paths))
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,8 @@ class AgentRunRequest:
     task_extras: dict[str, str] = field(default_factory=dict)
     """More files for /task (the oracle's reference patch: only ever for the oracle)."""
     labels: dict[str, str] = field(default_factory=dict)
+    history: Path | None = None
+    """A host folder mounted read-only at /history (`{history_dir}`; the improve command)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +146,10 @@ def run_agent(
             Mount(Path(request.agent_dir).resolve(), "/agent", read_only=True),
             Mount(task_dir, "/task", read_only=True),
         ]
+        if request.history is not None:
+            history = Path(tmp) / "history"  # a copy: the mount never exposes the log folder
+            shutil.copytree(request.history, history, symlinks=False)
+            mounts.append(Mount(history, "/history", read_only=True))
         if request.workspace is not None:
             stage = Path(tmp) / "stage"
             shutil.copytree(request.workspace, stage / "work", symlinks=True)

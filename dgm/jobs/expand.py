@@ -22,11 +22,12 @@ import shutil
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from dgm.gateway import BudgetRefused, LLMCallError
-from dgm.jobs.agent_run import AgentRunRequest, run_agent
+from dgm.jobs.agent_run import AgentRunRequest, AgentRunResult, run_agent
 from dgm.jobs.diagnose import (
     SPECIAL_STATEMENTS,
     ImprovementTarget,
@@ -62,6 +63,8 @@ class ExpandSettings:
     smoke_test: bool = True
     limits: ResourceLimits = ResourceLimits()
     backend: str = "docker"
+    mode: str = "dgm"
+    """`[self_improve] mode`: `agent` runs the parent's own `improve` command (improve_agent.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,6 +88,10 @@ class ExpandJob:
     """Endpoint for the diagnosis call; None when the target needs no diagnosis."""
     self_improve_llm: LLMAccess | None = None
     """Endpoint the parent's agent uses while it edits its own code."""
+    improve_llm: LLMAccess | None = None
+    """Hyperagent mode: the one endpoint of the parent's `improve` command (role `improve`)."""
+    history_dir: str | None = None
+    """The history folder (dgm-history/1) the loop wrote for this expansion, if any."""
 
     @property
     def id(self) -> str:
@@ -102,6 +109,7 @@ class ExpandJob:
                 "settings": ExpandSettings.from_dict(data["settings"]),
                 "diagnose_llm": LLMAccess.from_dict(data.get("diagnose_llm")),
                 "self_improve_llm": LLMAccess.from_dict(data.get("self_improve_llm")),
+                "improve_llm": LLMAccess.from_dict(data.get("improve_llm")),
             }
         )
 
@@ -121,6 +129,12 @@ class ExpandResult:
     seconds: float = 0.0
     tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
     """The static tamper scan of the child's diff (tamper_scan.py, role `agent`)."""
+    procedure: str = "dgm"
+    """Who made the child: `dgm` (built-in), `agent` (the parent's `improve` command) or
+    `dgm (fallback: ...)` when agent mode found no `improve` command."""
+    improve_changed: bool = False
+    """The diff changes the improvement procedure (an `[improve] paths` file, or the
+    `improve` command line): the meta level evolved (improve_agent.improve_changed)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,17 +145,23 @@ class ExpandResult:
 
 
 def run_expand(job: ExpandJob) -> ExpandResult:
+    from dgm.jobs.improve_agent import procedure_for, run_improve
+
     started = time.monotonic()
     job_id, target, settings = job.job_id, job.target, job.settings
     parent_code, log_dir = Path(job.parent_code), Path(job.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / "target.json").write_text(json.dumps(target.to_dict(), indent=2))
+    procedure = procedure_for(settings.mode, parent_code, log_dir)
+    if procedure == "agent":
+        return run_improve(job, started)
     diagnosis: dict[str, str] | None = None
     if job.needs_diagnosis():
         try:
             diagnosis = _diagnose(job)
         except (LLMCallError, BudgetRefused, ValueError) as exc:
-            return _finish(log_dir, started, "diagnosis_failed", "", reason=str(exc))
+            return _finish(log_dir, started, "diagnosis_failed", "", reason=str(exc),
+                           procedure=procedure)  # fmt: skip
     statement = problem_statement(target, diagnosis)
     (log_dir / "problem_statement.md").write_text(statement)
 
@@ -167,33 +187,48 @@ def run_expand(job: ExpandJob) -> ExpandResult:
             labels=labels,
         )
         agent = run_agent(request, log_dir / "out", job.self_improve_llm, settings.backend)
-        (log_dir / "patch.diff").write_text(agent.patch)
-        (log_dir / "agent_output.txt").write_text(agent.output)
-        if agent.trajectory is not None:
-            shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
-        if agent.error:
-            return _finish(log_dir, started, "agent_error", statement, reason=agent.error,
-                           diagnosis=diagnosis)  # fmt: skip
-        if not agent.patch.strip():
-            why = "the agent changed nothing" + (" (timed out)" if agent.timed_out else "")
-            return _finish(log_dir, started, "empty_patch", statement, reason=why,
-                           diagnosis=diagnosis)  # fmt: skip
-        # Our own pristine copy and our own .git: no agent hook or config runs on the host.
-        git_apply(workspace, agent.patch)
-        child = workspace
-        links = escaping_links(child)
-        if links:  # refused, never committed: checking the node out would point outside
-            shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
-            return _finish(log_dir, started, "unsafe_link", statement,
-                           reason=f"the child has symlinks that leave its tree: {shown}",
-                           diagnosis=diagnosis)  # fmt: skip
-        if settings.smoke_test:
-            passed, output = _smoke(child, log_dir, labels, settings)
-            if not passed:
-                return _finish(log_dir, started, "smoke_failed", statement, agent.patch,
-                               reason=f"the child's smoke test failed: {output[-1500:]}",
-                               diagnosis=diagnosis)  # fmt: skip
-    return _finish(log_dir, started, "ok", statement, agent.patch, diagnosis=diagnosis)
+        return make_child(job, workspace, agent, statement, started, diagnosis, procedure)
+
+
+def make_child(
+    job: ExpandJob,
+    workspace: Path,
+    agent: AgentRunResult,
+    statement: str,
+    started: float,
+    diagnosis: dict[str, str] | None = None,
+    procedure: str = "dgm",
+) -> ExpandResult:
+    """The harness's half of every procedure: the agent's diff -> the child -> its smoke."""
+    from dgm.jobs.improve_agent import improve_changed
+
+    log_dir, settings = Path(job.log_dir), job.settings
+    labels = {LABEL_RUN: settings.run, LABEL_JOB: job.job_id}
+    done = partial(_finish, log_dir, started, statement=statement, diagnosis=diagnosis,
+                   procedure=procedure)  # fmt: skip
+    (log_dir / "patch.diff").write_text(agent.patch)
+    (log_dir / "agent_output.txt").write_text(agent.output)
+    if agent.trajectory is not None:
+        shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
+    if agent.error:
+        return done("agent_error", reason=agent.error)
+    if not agent.patch.strip():
+        why = "the agent changed nothing" + (" (timed out)" if agent.timed_out else "")
+        return done("empty_patch", reason=why)
+    # Our own pristine copy and our own .git: no agent hook or config runs on the host.
+    git_apply(workspace, agent.patch)
+    child = workspace
+    changed = improve_changed(Path(job.parent_code), child, agent.patch)
+    links = escaping_links(child)
+    if links:  # refused, never committed: checking the node out would point outside
+        shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
+        return done("unsafe_link", reason=f"the child has symlinks that leave its tree: {shown}")
+    if settings.smoke_test:
+        passed, output = _smoke(child, log_dir, labels, settings)
+        if not passed:
+            return done("smoke_failed", diff=agent.patch, improve_changed=changed,
+                        reason=f"the child's smoke test failed: {output[-1500:]}")  # fmt: skip
+    return done("ok", diff=agent.patch, improve_changed=changed)
 
 
 def _diagnose(job: ExpandJob) -> dict[str, str]:
@@ -236,10 +271,12 @@ def _finish(
     diff: str = "",
     reason: str = "",
     diagnosis: dict[str, str] | None = None,
+    procedure: str = "dgm",
+    improve_changed: bool = False,
 ) -> ExpandResult:
     result = ExpandResult(
         status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
-        scan_diff(diff, role="agent"),
+        scan_diff(diff, role="agent"), procedure, improve_changed,
     )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result

@@ -22,6 +22,7 @@ from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome, usage_of, with_usage
 from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings
 from dgm.jobs.hidden_redaction import hidden_texts
+from dgm.jobs.improve_agent import procedure_for
 from dgm.jobs.llm_access import LLMAccess
 from dgm.loop.job_factory import JobFactory
 from dgm.sandbox import ResourceLimits
@@ -92,8 +93,12 @@ class SandboxJobs(JobFactory):
             smoke_test=expand.smoke_test,
             limits=self.limits,
             backend=self.backend,
+            mode=self.config.self_improve.mode,
         )
         job = ExpandJob(job_id, parent, str(code), target, str(log_dir), settings)
+        if procedure_for(settings.mode, code) == "agent":  # the parent's own `improve`
+            own = self._bind(job_id, parent, None, "improve", log_dir, "llm-improve.jsonl")
+            return replace(job, improve_llm=own)
         diagnose = None
         if job.needs_diagnosis():
             diagnose = self._bind(
@@ -115,7 +120,7 @@ class SandboxJobs(JobFactory):
         from dgm.gateway import JobBinding, short_socket_path
 
         binding = JobBinding(self.config.name, job_id, node, task, role)
-        suffix = {"solve": "", "self_improve": "-si", "diagnose": "-dg"}[role]
+        suffix = {"solve": "", "self_improve": "-si", "diagnose": "-dg", "improve": "-im"}[role]
         extra: dict[str, Any] = {"container_socket_path": None} if on_host else {}
         endpoint = self.gateway.bind_job(
             binding, socket_path=short_socket_path(f"{job_id}{suffix}"), log_path=log_dir / log,

@@ -1,4 +1,5 @@
-"""Command line: `run.py solve --workdir W --task T --out O`.
+"""Command line: `run.py solve --workdir W --task T --out O`, and
+`run.py improve --workdir W --history H --out O [--task T]` (see improve.py).
 
 Process exit code: 0 when the run ended in an orderly way (its exit_status, in
 trajectory.json, says how), 1 when the agent itself crashed, 2 for a bad invocation.
@@ -28,7 +29,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     solve.add_argument("--out", required=True, help="output dir for trajectory.json")
     solve.add_argument("--max-steps", type=int, help="override the task's max_steps")
     solve.add_argument("--time-limit", type=float, help="override the task's time_limit_s")
+    improve = commands.add_parser("improve", help="improve this agent's own source")
+    improve.add_argument("--workdir", required=True, help="a writable copy of this agent")
+    improve.add_argument("--history", required=True, help="the lineage's history folder")
+    improve.add_argument("--out", required=True, help="output dir for trajectory.json")
+    improve.add_argument("--task", help="JSON file with max_steps and time_limit_s")
     args = parser.parse_args(argv)
+    if args.command == "improve":
+        return _improve(args)
 
     try:
         task = _load_task(args.task)
@@ -63,6 +71,32 @@ def _solve(task: Dict, workdir: str, out_dir: str) -> int:
         traceback.print_exc()
         return 1
     print(f"[agent] exit status: {status}", file=sys.stderr)
+    return 0
+
+
+def _improve(args: argparse.Namespace) -> int:
+    from .improve import improve
+
+    if not os.path.isfile(os.path.join(args.history, "history.json")):
+        print(f"error: {args.history} has no history.json", file=sys.stderr)
+        return 2
+    try:
+        task = _load_task(args.task) if args.task else {}
+        llm = LLMClient.from_env(os.environ)
+    except (OSError, ValueError, LLMError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        status = improve(llm, args.workdir, args.history, args.out, task)
+    except LLMError as exc:  # the diagnosis call failed: nothing was changed
+        print(f"error: the diagnosis failed: {exc}", file=sys.stderr)
+        return 1
+    except Exception:
+        traceback.print_exc()
+        return 1
+    print(f"[agent] improve: exit status {status}", file=sys.stderr)
     return 0
 
 

@@ -75,7 +75,10 @@ class LLMClient:
 
     def chat(self, messages: List[Dict], tools: List[Dict], deadline: float) -> Dict:
         """One completion; retries transient errors until `deadline` (a time.monotonic() value)."""
-        body = json.dumps({"model": self.model, "messages": messages, "tools": tools})
+        request = {"model": self.model, "messages": messages}
+        if tools:  # a plain question (the diagnosis) sends none: some APIs refuse `[]`
+            request["tools"] = tools
+        body = json.dumps(request)
         for attempt in range(len(self.retry_delays) + 1):
             left = deadline - time.monotonic()
             if left <= 0:
