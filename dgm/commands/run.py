@@ -69,11 +69,21 @@ def run(
     ray_address: RayAddress = None,
     price: PriceOption = None,
     self_improve: SelfImproveOption = None,
+    dry_run_world: Annotated[
+        str | None,
+        typer.Option(help="The --dry-run's scripted world: capability | hyperagent "
+                     "(default: hyperagent with --self-improve agent, else capability)."),
+    ] = None,
 ) -> None:
     """Start a self-improvement run."""
     from dgm.loop.preflight import preflight
+    from dgm.scripted.worlds import WORLDS
 
     check_self_improve(self_improve)
+    if dry_run_world is not None and (dry_run_world not in WORLDS or not dry_run):
+        typer.echo(f"error: --dry-run-world needs --dry-run and one of {', '.join(WORLDS)}"
+                   f" (got {dry_run_world!r})", err=True)  # fmt: skip
+        raise typer.Exit(2)
     _need_ray_if_asked(executor, config)
 
     base = RunConfig.load(config) if config else RunConfig()
@@ -97,7 +107,7 @@ def run(
         "self_improve.mode": self_improve,
     }
     cfg, run_dir = new_run_config(
-        base, run_dir, overrides, dry_run=dry_run,
+        base, run_dir, overrides, dry_run=dry_run, dry_run_world=dry_run_world,
         subset_given=subset is not None, config_given=config is not None,
     )  # fmt: skip
     cfg = cfg.with_price(cfg.llm.model, price)  # kept in run.toml for resume

@@ -25,12 +25,13 @@ def new_run_config(
     overrides: dict[str, Any],
     *,
     dry_run: bool = False,
+    dry_run_world: str | None = None,
     subset_given: bool = False,
     config_given: bool = False,
 ) -> tuple[RunConfig, Path]:
     """The config of a new run and its directory (default: archive/<name>-<timestamp>).
-    The dry run plays every model with the built-in scripted model, on the dry-run
-    tasks, within 16 evaluations unless a limit is given."""
+    The dry run plays every model with a built-in scripted model (`dry_run_world`, see
+    dgm/scripted/worlds.py), on the dry-run tasks, within 16 evaluations unless a limit is given."""
     if run_dir is None:
         name = f"{base.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_dir = default_run_dir(name)
@@ -38,10 +39,13 @@ def new_run_config(
         name = run_dir.name
     overrides = {"name": name, **overrides}
     if dry_run:
-        from dgm.scripted.dry_run import DRY_RUN_SUBSETS, SCRIPT_NAME
+        from dgm.scripted.dry_run import DRY_RUN_SUBSETS
+        from dgm.scripted.worlds import default_world
 
-        overrides["llm.model"] = f"scripted/{SCRIPT_NAME}"
-        overrides["llm.diagnose_model"] = f"scripted/{SCRIPT_NAME}"
+        mode = overrides.get("self_improve.mode") or base.self_improve.mode
+        world = dry_run_world or default_world(mode)
+        overrides["llm.model"] = f"scripted/{world}"
+        overrides["llm.diagnose_model"] = f"scripted/{world}"
         if not subset_given and not config_given:
             bench = str(overrides.get("benchmark.name") or base.benchmark.name)
             overrides["benchmark.subset"] = DRY_RUN_SUBSETS.get(bench)
