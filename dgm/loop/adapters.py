@@ -82,7 +82,13 @@ class SandboxJobs(JobFactory):
         return replace(job, llm=llm)
 
     def expand_job(
-        self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path
+        self,
+        job_id: str,
+        parent: int,
+        code: Path,
+        target: ImprovementTarget,
+        log_dir: Path,
+        history_dir: Path | None = None,
     ) -> ExpandJob:
         expand = self.config.expand
         settings = ExpandSettings(
@@ -95,7 +101,10 @@ class SandboxJobs(JobFactory):
             backend=self.backend,
             mode=self.config.self_improve.mode,
         )
-        job = ExpandJob(job_id, parent, str(code), target, str(log_dir), settings)
+        history = str(history_dir) if history_dir is not None else None
+        job = ExpandJob(
+            job_id, parent, str(code), target, str(log_dir), settings, history_dir=history
+        )
         if procedure_for(settings.mode, code) == "agent":  # the parent's own `improve`
             own = self._bind(job_id, parent, None, "improve", log_dir, "llm-improve.jsonl")
             return replace(job, improve_llm=own)
