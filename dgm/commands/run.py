@@ -71,8 +71,10 @@ def run(
     self_improve: SelfImproveOption = None,
     dry_run_world: Annotated[
         str | None,
-        typer.Option(help="The --dry-run's scripted world: capability | hyperagent "
-                     "(default: hyperagent with --self-improve agent, else capability)."),
+        typer.Option(
+            help="The --dry-run's scripted world: capability | hyperagent "
+            "(default: hyperagent with --self-improve agent, else capability)."
+        ),
     ] = None,
 ) -> None:
     """Start a self-improvement run."""
