@@ -36,7 +36,8 @@ from dgm.scripted.agent_drivers import (
 from dgm.scripted.dry_run import DryRunScript
 
 SCRIPT_NAME = "hyperagent"
-TASK_HEADER = "# The task it was given ("
+TASK_HEADER = re.compile(r"^# The task it was given \(", re.M)
+"""A shown task's header, at a line start (the source code in the prompt has it indented)."""
 ORDINAL = re.compile(r"expansion ordinal (\d+)")
 PROCEDURE_FILE = "coder/improve.py"
 SHOWN_ONE, SHOWN_ALL = "FAILED_TASKS_SHOWN = 1", "FAILED_TASKS_SHOWN = 0"
@@ -74,7 +75,7 @@ class HyperagentScript:
         return _cosmetic(request)
 
     def diagnosis(self, prompt: str) -> dict[str, str]:
-        shown = prompt.count(TASK_HEADER)
+        shown = len(TASK_HEADER.findall(prompt))
         if shown >= 2:
             return {**self.base.diagnosis(),
                     "log_summarization": f"{shown} failed tasks: the agent could not find the "
