@@ -74,7 +74,8 @@ class ImproveTest(unittest.TestCase):
             self.assertEqual(f.read(), "notes\n")
         ask = gateway.requests[0]["body"]
         prompt = ask["messages"][1]["content"]
-        self.assertEqual(prompt.count("# The task it was given ("), 1)  # as dgm's built-in
+        shown = improve.FAILED_TASKS_SHOWN or 2  # 0: all; the seed shows one, as dgm's built-in
+        self.assertEqual(prompt.count("\n# The task it was given ("), shown)
         self.assertRegex(prompt, r"trajectory \d")
         self.assertIn("agent.py", prompt)  # its own source
         self.assertIn("expansion ordinal 1", prompt)
@@ -97,7 +98,8 @@ class ImproveTest(unittest.TestCase):
         data = history(self.history, failed=3)
         picked = improve.choose(data)
         self.assertEqual(picked, improve.choose(data))  # a re-run picks the same
-        self.assertEqual((picked["kind"], len(picked["tasks"])), ("task", 1))
+        shown = improve.FAILED_TASKS_SHOWN or 3  # 0: every failed task
+        self.assertEqual((picked["kind"], len(picked["tasks"])), ("task", shown))
         self.assertEqual(improve.choose(dict(data, failed_tasks=[]))["kind"], "stochasticity")
 
 
