@@ -31,20 +31,20 @@ PriceOption = Annotated[
 
 SELF_IMPROVE_MODES = ("dgm", "agent")
 
+
+def _parse_mode(text: str) -> str:
+    if text not in SELF_IMPROVE_MODES:
+        raise typer.BadParameter(f"{text!r} is not a mode: give dgm or agent")
+    return text
+
+
 SelfImproveOption = Annotated[
     str | None,
     typer.Option(
         "--self-improve",
+        parser=_parse_mode,
         metavar="dgm|agent",
         help="Who improves an agent: dgm (the built-in procedure, default) or agent (its "
         "own `improve` command: hyperagent mode). Kept in run.toml.",
     ),
 ]
-
-
-def check_self_improve(mode: str | None) -> str | None:
-    """`--self-improve` as given, or one line and exit 2 for a value that is no mode."""
-    if mode is not None and mode not in SELF_IMPROVE_MODES:
-        typer.echo(f"error: --self-improve must be dgm or agent, not {mode!r}", err=True)
-        raise typer.Exit(2)
-    return mode

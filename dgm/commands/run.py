@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from dgm.commands.options import PriceOption, SelfImproveOption, check_self_improve
+from dgm.commands.options import PriceOption, SelfImproveOption
 from dgm.config import RunConfig
 from dgm.errors import DgmError
 from dgm.loop.executors import Completion
@@ -81,7 +81,6 @@ def run(
     from dgm.loop.preflight import preflight
     from dgm.scripted.worlds import WORLDS
 
-    check_self_improve(self_improve)
     if dry_run_world is not None and (dry_run_world not in WORLDS or not dry_run):
         typer.echo(f"error: --dry-run-world needs --dry-run and one of {', '.join(WORLDS)}"
                    f" (got {dry_run_world!r})", err=True)  # fmt: skip
@@ -141,7 +140,6 @@ def resume(
     """Continue a stopped or crashed run: finished work is kept, in-flight jobs re-run."""
     from dgm.loop.preflight import preflight
 
-    check_self_improve(self_improve)
     if not (run_dir / CONFIG_FILE).is_file():
         Run.open(run_dir)  # not a run directory: its one-line error, and no lock file left
     overrides = {

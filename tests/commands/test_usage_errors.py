@@ -52,6 +52,12 @@ BOTH = pytest.mark.parametrize("base_install", [False, True], ids=["script", "no
         (["run", "--bogus"], "No such option: --bogus", "see `dgm run --help`"),
         (["run", "--workers", "many"], "Invalid value for '--workers'", "`dgm run --help`"),
         (["run", "--price", "3"], "Invalid value for '--price'", "`dgm run --help`"),
+        (
+            ["run", "--self-improve", "hyper"],
+            "Invalid value for '--self-improve'",
+            "`dgm run --help`",
+        ),
+        (["resume", "x", "--self-improve", "own"], "'own' is not a mode", "`dgm resume --help`"),
         (["resume"], "Missing argument", "see `dgm resume --help`"),
         (["frobnicate"], "No such command 'frobnicate'", "see `dgm --help` for the commands"),
         (["rnu"], "No such command 'rnu'", "dgm --help"),
