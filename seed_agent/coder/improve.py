@@ -114,8 +114,9 @@ def diagnosis_messages(history: Dict, root: str, source: str, target: Dict) -> L
     parts += [
         "# This expansion",
         f"node {history.get('node')}, expansion ordinal {expansion}, "
-        f"{len(history.get('lineage') or [])} node(s) in its lineage, "
         f"budget left {json.dumps(history.get('budget') or {}, sort_keys=True)}",
+        "# The agent's lineage (root first), its children and siblings",
+        "\n".join(summary(history)),
         "Answer with a JSON object with these string fields: "
         + ", ".join(f'"{k}"' for k in DIAGNOSIS_KEYS)
         + ". `problem_description` must describe the improvement to the agent as a task for "
@@ -124,6 +125,22 @@ def diagnosis_messages(history: Dict, root: str, source: str, target: Dict) -> L
     ]
     return [{"role": "system", "content": DIAGNOSIS_SYSTEM},
             {"role": "user", "content": "\n\n".join(parts)}]  # fmt: skip
+
+
+def summary(history: Dict) -> List[str]:
+    """One line per node: its score, failed tasks and whether it changed this procedure."""
+    lines = []
+    for key in ("lineage", "children", "siblings"):
+        for node in history.get(key) or []:
+            score = node.get("score") or {}
+            failed = [r.get("task_id") for r in node.get("results") or [] if not r.get("resolved")]
+            mark = "; changed its improve procedure" if node.get("improve_changed") else ""
+            lines.append(f"- {key} node {node.get('id')}: {score.get('resolved')}/"
+                         f"{score.get('total')} solved; failed: "
+                         f"{', '.join(map(str, failed)) or '-'}{mark}")  # fmt: skip
+    for failure in history.get("failed_expansions") or []:
+        lines.append(f"- failed expansion {failure.get('ordinal')}: {failure.get('status')}")
+    return lines or ["(none)"]
 
 
 def parse_diagnosis(text: str) -> Dict[str, str]:

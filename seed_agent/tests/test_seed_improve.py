@@ -30,7 +30,9 @@ def history(folder, failed=2, node=3):
                       "trajectory": f"{base}/trajectory.txt",
                       "test_output": f"{base}/test_output.txt"})  # fmt: skip
     data = {"format": "dgm-history/1", "node": node, "expansion": {"ordinal": 1},
-            "lineage": [{"id": node, "results": []}], "failed_tasks": tasks,
+            "lineage": [{"id": node, "score": {"resolved": 0, "total": failed},
+                         "results": [{"task_id": t["task_id"], "resolved": False} for t in tasks]}],
+            "failed_tasks": tasks,
             "budget": {}}  # fmt: skip
     with open(os.path.join(folder, "history.json"), "w") as f:
         json.dump(data, f)
@@ -79,6 +81,7 @@ class ImproveTest(unittest.TestCase):
         self.assertRegex(prompt, r"trajectory \d")
         self.assertIn("agent.py", prompt)  # its own source
         self.assertIn("expansion ordinal 1", prompt)
+        self.assertIn("- lineage node 3: 0/2 solved; failed: task0, task1", prompt)
         solve = gateway.requests[1]["body"]["messages"][1]["content"]
         self.assertIn("Add a NOTES.md file.", solve)
         self.assertIn("source code of the coding agent", solve)

@@ -55,3 +55,17 @@ def test_the_seed_procedure_is_the_one_the_world_edits() -> None:
     assert SHOWN_ONE in source and SHOWN_ALL not in source
     assert json.loads(json.dumps(improve.choose(history(0))))["tasks"][0]["node"] == 1
     assert Path(seed_agent_dir() / "agent.toml").read_text().count("coder/improve.py") == 1
+
+
+def test_the_seed_procedure_asks_what_the_built_in_one_asks() -> None:
+    """Like for like: the seed's `improve` uses the built-in procedure's texts."""
+    from dgm.jobs import diagnose, expand
+
+    assert improve.DIAGNOSIS_SYSTEM == diagnose.DIAGNOSIS_SYSTEM
+    assert improve.DIAGNOSIS_KEYS == diagnose.DIAGNOSIS_KEYS
+    assert (improve.PREAMBLE, improve.FOOTER) == (
+        expand.SELF_IMPROVE_PREAMBLE,
+        expand.SELF_IMPROVE_FOOTER,
+    )
+    for kind in ("empty_patches", "stochasticity"):
+        assert improve.SPECIAL[kind] == diagnose.SPECIAL_STATEMENTS[kind]
