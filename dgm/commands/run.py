@@ -65,26 +65,18 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Offline and free: the built-in scripted model.")
     ] = False,
+    dry_run_world: Annotated[
+        str | None,
+        typer.Option(help="The dry run's scripted world: capability | hyperagent."),
+    ] = None,
     executor: Executor = None,
     ray_address: RayAddress = None,
     price: PriceOption = None,
     self_improve: SelfImproveOption = None,
-    dry_run_world: Annotated[
-        str | None,
-        typer.Option(
-            help="The --dry-run's scripted world: capability | hyperagent "
-            "(default: hyperagent with --self-improve agent, else capability)."
-        ),
-    ] = None,
 ) -> None:
     """Start a self-improvement run."""
     from dgm.loop.preflight import preflight
-    from dgm.scripted.worlds import WORLDS
 
-    if dry_run_world is not None and (dry_run_world not in WORLDS or not dry_run):
-        typer.echo(f"error: --dry-run-world needs --dry-run and one of {', '.join(WORLDS)}"
-                   f" (got {dry_run_world!r})", err=True)  # fmt: skip
-        raise typer.Exit(2)
     _need_ray_if_asked(executor, config)
 
     base = RunConfig.load(config) if config else RunConfig()

@@ -19,10 +19,10 @@ def preflight(config: RunConfig) -> None:
 
     bench = config.benchmark
     benchmark = load_benchmark(bench.name, bench.data, bench.test_timeout_s)
-    from dgm.scripted.worlds import register_world, world_of
+    from dgm.scripted.worlds import is_world_model, register
 
-    for world in {world_of(config.llm.model), world_of(config.llm.diagnose_model)} - {None}:
-        register_world(str(world), benchmark.task)  # the scripted model plays the LLM
+    if any(is_world_model(m) for m in (config.llm.model, config.llm.diagnose_model)):
+        register(benchmark.task)  # a dry run's scripted model plays the LLM
     # Building the backends checks model strings, API keys and prices; no port is opened.
     Gateway.from_config(
         config, run=config.name, log_dir=None, on_usage=None, port=None

@@ -124,7 +124,3 @@ def _cosmetic(request: Any) -> Message:
     if not calls_made(request):
         return call(request, "create", path=COSMETIC_FILE, file_text=COSMETIC_NOTE)
     return call(request, "finish", summary=f"described the tools in {COSMETIC_FILE}")
-
-
-def world(task_lookup: Any) -> HyperagentScript:
-    return HyperagentScript(task_lookup)

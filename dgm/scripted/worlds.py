@@ -1,11 +1,9 @@
-"""The dry run's worlds: each a scripted model (`scripted/<name>`) with a story to show.
+"""The dry run's scripted worlds: `dgm run --dry-run --dry-run-world NAME`.
 
-    capability   dgm's built-in procedure grows a `search_files` tool (dry_run.py)
-    hyperagent   the agent's own improve procedure improves itself first (hyperagent.py)
-
-`dgm run --dry-run --dry-run-world NAME`; the default is `hyperagent` with
-`--self-improve agent`, else `capability`. A world is a factory of a stateless script,
-given the benchmark's task lookup.
+Each world is a scripted model (`scripted/<name>` behind the gateway) that plays every
+role of a run so that one mechanism shows what it is for, judged by the real hidden
+tests. A factory takes the benchmark's task lookup and returns the (stateless) script.
+The default is `hyperagent` with `--self-improve agent`, else `capability`.
 """
 
 from __future__ import annotations
@@ -13,27 +11,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dgm.scripted import dry_run, hyperagent
+from dgm.errors import DgmError
+from dgm.scripted.dry_run import DryRunScript
+from dgm.scripted.hyperagent import HyperagentScript
 
 WORLDS: dict[str, Callable[[Any], Any]] = {
-    dry_run.SCRIPT_NAME: dry_run.DryRunScript,
-    hyperagent.SCRIPT_NAME: hyperagent.world,
+    "capability": DryRunScript,  # self-improvement adds a search tool (dry_run.py)
+    "hyperagent": HyperagentScript,  # the agent's own improve procedure (hyperagent.py)
 }
-DEFAULT_WORLD = dry_run.SCRIPT_NAME
+DEFAULT_WORLD = "capability"
 
 
-def default_world(self_improve_mode: str) -> str:
-    return hyperagent.SCRIPT_NAME if self_improve_mode == "agent" else DEFAULT_WORLD
+def world_model(name: str | None, self_improve_mode: str = "dgm") -> str:
+    """The model string of world `name` (default: hyperagent in agent mode, else
+    capability)."""
+    name = name or ("hyperagent" if self_improve_mode == "agent" else DEFAULT_WORLD)
+    if name not in WORLDS:
+        raise DgmError(f"no dry-run world named {name!r}", f"choose one of: {', '.join(WORLDS)}")
+    return f"scripted/{name}"
 
 
-def world_of(model: str | None) -> str | None:
-    """The world a model string names (`scripted/<world>`), or None."""
-    name = (model or "").removeprefix("scripted/")
-    return name if model and model.startswith("scripted/") and name in WORLDS else None
+def is_world_model(model: str | None) -> bool:
+    return bool(model) and str(model).startswith("scripted/") and str(model)[9:] in WORLDS
 
 
-def register_world(name: str, task_lookup: Any) -> None:
-    """Make `scripted/<name>` answer in this process."""
+def register(task_lookup: Any) -> None:
+    """Register every world as `scripted/<name>` for this process."""
     from dgm.gateway import register_script
 
-    register_script(name, WORLDS[name](task_lookup))
+    for name, factory in WORLDS.items():
+        register_script(name, factory(task_lookup))

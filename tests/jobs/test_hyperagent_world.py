@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -69,3 +70,20 @@ def test_the_seed_procedure_asks_what_the_built_in_one_asks() -> None:
     )
     for kind in ("empty_patches", "stochasticity"):
         assert improve.SPECIAL[kind] == diagnose.SPECIAL_STATEMENTS[kind]
+
+
+def test_the_dry_run_world_follows_the_mode(tmp_path: Path) -> None:
+    from dgm.config import RunConfig
+    from dgm.loop.session import new_run_config
+
+    def model(world: str | None, **overrides: str) -> str:
+        config, _ = new_run_config(RunConfig(), tmp_path / "r", overrides, dry_run=True,
+                                   dry_run_world=world)  # fmt: skip
+        return config.llm.model
+
+    assert model(None) == "scripted/capability"
+    agent = model(None, **{"self_improve.mode": "agent"})
+    assert agent == "scripted/hyperagent"
+    assert model("capability", **{"self_improve.mode": "agent"}) == "scripted/capability"
+    kept = RunConfig().with_overrides({"self_improve.mode": "agent"})
+    assert RunConfig.from_dict(tomllib.loads(kept.to_toml())).self_improve.mode == "agent"
