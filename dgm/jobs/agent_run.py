@@ -148,7 +148,7 @@ def run_agent(
         ]
         if request.history is not None:
             history = Path(tmp) / "history"  # a copy: the mount never exposes the log folder
-            shutil.copytree(request.history, history, symlinks=False)
+            shutil.copytree(request.history, history, symlinks=True)  # links stay links
             mounts.append(Mount(history, "/history", read_only=True))
         if request.workspace is not None:
             stage = Path(tmp) / "stage"
