@@ -7,6 +7,10 @@
     diff      the harness, not the agent, takes the diff of that copy
     smoke     the child's own `smoke` command, in a fresh sandbox, must pass
 
+In hyperagent mode (`[self_improve] mode = "agent"`) the parent's own `improve` command
+replaces diagnose and solve (improve_agent.py); diff and smoke stay the harness's
+(`make_child`).
+
 `run_expand(job)` takes an `ExpandJob`, plain data that round-trips through JSON: the
 parent's code by path and commit, the target, the settings, and the two endpoint
 descriptions (diagnose, self_improve) the caller bound on its gateway. The job never
@@ -291,7 +295,7 @@ def _finish(
 ) -> ExpandResult:
     result = ExpandResult(
         status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
-        scan_diff(diff, role="agent"), procedure, improve_changed,
+        scan_diff(diff, role="agent"), procedure=procedure, improve_changed=improve_changed,
     )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result
