@@ -27,13 +27,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks import kinds
+from dgm.benchmarks import per_benchmark
 from dgm.benchmarks.task import Task, Verdict
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
 from dgm.jobs.tamper_scan import scan_diff
 from dgm.paths import builtin_agents_dir
-from dgm.sandbox import Limits
+from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.store.records import Evaluation
 
@@ -61,7 +61,7 @@ class EvalJob:
     log_dir: str
     model: str | None = None
     limits: dict[str, Any] = field(default_factory=dict)
-    """Sandbox limits: memory, cpus, pids, disk (dgm.sandbox.Limits fields)."""
+    """Sandbox limits: memory, cpus, pids, disk (dgm.sandbox.ResourceLimits fields)."""
     agent_timeout_s: int = 600
     max_steps: int = 50
     node_id: int | None = None
@@ -180,14 +180,14 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
     backend = (ctx.backend if ctx else None) or job.backend
     log_dir = Path(job.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    limits = Limits(**job.limits)
+    limits = ResourceLimits(**job.limits)
     labels = {LABEL_RUN: job.run or "eval", LABEL_JOB: job_id}
     with tempfile.TemporaryDirectory(prefix="dgm-eval-") as tmp:
         workspace = Path(tmp) / "work"
-        base = kinds.prepare_workspace(task, workspace)
+        base = per_benchmark.prepare_workspace(task, workspace)
         extras = {}
         if job.agent.builtin == "oracle":
-            extras["reference.diff"] = kinds.reference_patch(task)
+            extras["reference.diff"] = per_benchmark.reference_patch(task)
         request = AgentRunRequest(
             agent_dir=Path(job.agent.path),
             image=task.image,
@@ -206,7 +206,7 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
     (log_dir / "agent_output.txt").write_text(agent.output)
     if agent.trajectory is not None:
         shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
-    verdict, test_output = kinds.judge(task, agent.patch, limits, backend, labels)
+    verdict, test_output = per_benchmark.judge(task, agent.patch, limits, backend, labels)
     (log_dir / "test_output.txt").write_text(test_output)
     error = agent.error or verdict.error
     empty = not agent.patch.strip()
