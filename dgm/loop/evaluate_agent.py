@@ -20,11 +20,11 @@ from dgm.jobs.llm_access import LLMAccess
 from dgm.loop.executors import Evaluated, Outcome, Work, make_executor
 from dgm.loop.scheduler import Scheduler
 from dgm.store.records import Score
-from dgm.strategies import Evaluate, SearchState, TaskPlan
+from dgm.strategies import ROOT, Evaluate, NodeId, SearchState, TaskPlan
 from dgm.strategies.actions import Action, Stop
 
 OnDone = Callable[[EvalOutcome], None]
-AGENT = "0"
+AGENT = ROOT
 """The agent is the one node of the search state."""
 
 
@@ -37,7 +37,7 @@ class TaskList:
     def next_action(self, state: SearchState) -> Action:
         return Evaluate(AGENT, self.todo.pop(0)) if self.todo else Stop("every task evaluated")
 
-    def final_choice(self, state: SearchState) -> str:
+    def final_choice(self, state: SearchState) -> NodeId:
         return AGENT
 
 

@@ -84,7 +84,7 @@ def tampered_run(tmp_path: Path, polyglot_dir: Path, monkeypatch: pytest.MonkeyP
     outcomes = {}
     for node in (0, 1, FORGER):
         for task in TASKS:
-            outcomes[node, task] = actions.make(Evaluate(str(node), task)).run_here()
+            outcomes[node, task] = actions.make(Evaluate(node, task)).run_here()
     yield run, actions, outcomes
     run.close()
 

@@ -57,7 +57,7 @@ def _in_a_worker_process(job):
     with ProcessExecutor(1) as pool:
         got: list = []
         work = Work(run_job, job, lambda r, e: got.append((r, e)))
-        pool.submit(Ticket(0, Evaluate("0", TASK), work))
+        pool.submit(Ticket(0, Evaluate(0, TASK), work))
         pool.next_completion()
     result, error = got[0]
     assert error is None, error
