@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_hostile_agent_leaks_nothing(polyglot_dir, polyglot_image, planted_key, 
         test_output = (log_dir / "test_output.txt").read_text()
         assert CANARY in test_output  # the attack worked inside the judge ...
         assert not outcome.resolved
-        evaluation = run.record_evaluation(outcome.to_evaluation(0, run.relative(log_dir)))
+        evaluation = run.record_evaluation(replace(outcome, log_dir=run.relative(log_dir)))
         # The static scan names the reads of the hidden tests (a warning, not a verdict).
         assert "reads_tests" in {w["kind"] for w in evaluation.details["tamper_warnings"]}
 

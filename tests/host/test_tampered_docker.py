@@ -1,10 +1,11 @@
 """With real Docker: a hostile agent patches pytest's reports from the package under test
 (a real SWE-bench instance). The real judge's canaries catch it; the `tampered` verdict and
-its evidence reach the EvalOutcome, result.json, run.sqlite and `dgm show` / `dgm export`.
+its evidence reach the Evaluation, result.json, run.sqlite and `dgm show` / `dgm export`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -16,9 +17,8 @@ import pytest
 
 from dgm.config import RunConfig
 from dgm.jobs.diagnose import TAMPER_HEADER, choose_target, diagnosis_request
-from dgm.jobs.evaluate import EvalOutcome
 from dgm.jobs.hidden_redaction import hidden_texts
-from dgm.store import Run, best_node
+from dgm.store import Evaluation, Run, best_node
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,12 +72,12 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
     assert "1 task(s) TAMPERED with the test run" in evaluated.stdout
     assert "total        0/1" in evaluated.stdout
     result = json.loads((out / "results.json").read_text())["outcomes"][0]
-    outcome = EvalOutcome.from_dict(result)
+    outcome = Evaluation.from_dict(result)
     with Run.create(tmp_path / "run", RunConfig(name="forger"), seed) as run:
-        log_dir = Path(outcome.logs["result"]).parent
+        log_dir = Path(outcome.log_dir or "")
         assert outcome.tampered and not outcome.resolved, outcome
-        assert "must-fail" in (outcome.tamper_evidence or "")
-        saved = run.record_evaluation(outcome.to_evaluation(0, str(log_dir)))
+        assert "must-fail" in outcome.tamper_evidence
+        saved = run.record_evaluation(dataclasses.replace(outcome, node_id=0))
         assert saved.tampered and not saved.resolved
         assert "must-fail" in saved.details["tamper_evidence"]
         assert json.loads((log_dir / "result.json").read_text())["tampered"] is True

@@ -1,5 +1,5 @@
 """End to end: a judge's `tampered` verdict goes through the loop's real recording path
-(eval job -> EvalOutcome -> SandboxJobs.settle -> Recorder -> run.sqlite) and comes out
+(eval job -> Evaluation -> SandboxJobs.settle -> Recorder -> run.sqlite) and comes out
 loudly in `dgm show`, `dgm status`, `dgm tree` and the report; the node is never best,
 `dgm export` refuses it, and the next self-improvement diagnosis names the tampering
 without a line of the hidden tests.
