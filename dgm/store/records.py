@@ -66,8 +66,9 @@ class Evaluation:
     details: dict[str, Any] = field(default_factory=dict)
     """What has no column: `language`, `tests` (name -> status), `usage` (the gateway's
     count), `canaries` (never shown to a prompt), `tamper_warnings` (static scan),
-    `tamper_evidence`, and the job's own facts (`test_seconds`, `harness_seconds`,
-    `agent_exit_code`, `agent_timed_out`, `judge_exit_code`)."""
+    `tamper_evidence`, and the job's own facts (`test_seconds`, `harness_seconds`: the
+    job's wall time minus the agent's and the tests' own, `agent_exit_code`,
+    `agent_timed_out`, `judge_exit_code`)."""
     id: int | None = None
     created_at: float | None = None
     tampered: bool = False
