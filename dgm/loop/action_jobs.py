@@ -118,7 +118,7 @@ class ActionJobs:
         try:
             log_dir = run.log_dir("expand", job_id)
             code = self.node_code(action.parent)
-            history = self._history(parent, int(inputs["ordinal"]), log_dir)
+            history = self._history(parent, int(inputs.get("ordinal") or 0), log_dir)
             job = factory.expand_job(job_id, parent, code, target, log_dir, history_dir=history)
         except Exception as exc:
             return self._broken(job_id, exc)
