@@ -5,6 +5,7 @@ folder the head chose (plain files only)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,4 @@ def test_an_expansion_carries_its_history_and_goes_without_one(tmp_path) -> None
     assert set(pack(bare).trees) == {"parent_code"}
     there, _ = unpack(pack(bare), tmp_path / "node2", lambda field, access: "")
     assert there.history_dir is None and Path(there.parent_code, "agent.toml").is_file()
+    assert ExpandJob.from_dict(json.loads(json.dumps(job.to_dict()))) == job  # plain data
