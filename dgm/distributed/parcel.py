@@ -30,10 +30,10 @@ from dgm.store.records import Evaluation
 
 SHIPPED_PATHS: dict[type, tuple[str, ...]] = {
     EvalJob: ("agent.path", "task.source"),
-    ExpandJob: ("parent_code",),
+    ExpandJob: ("parent_code", "history_dir"),
 }
-"""Dotted fields naming a folder (or file) the job reads; other job types name theirs in a
-class attribute `ship_paths`."""
+"""Dotted fields naming a folder (or file) the job reads (None: nothing to ship); other
+job types name theirs in a class attribute `ship_paths`."""
 MAX_LOG_BYTES = 512 * 1024**2
 
 
@@ -84,7 +84,10 @@ def images_of(payload: Any) -> tuple[str, ...]:
 def pack(payload: Any) -> Parcel:
     trees = {}
     for name in shipped_paths(payload):
-        path = Path(_get(payload, name))
+        value = _get(payload, name)
+        if value is None:  # an optional input the job goes without (an expansion's history)
+            continue
+        path = Path(value)
         trees[name] = ("" if path.is_dir() else path.name, _tar(path))
     return Parcel(job_id_of(payload), payload, trees, images_of(payload))
 

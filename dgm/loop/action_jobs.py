@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import random
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,13 @@ from dgm.errors import DgmError
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.jobs.group import group_experience_from_run
 from dgm.loop.executors import Outcome, Work
+from dgm.loop.history import budget_left, write_history
 from dgm.loop.job_factory import JobFactory
 from dgm.loop.recording import Recorder, describe_error
 from dgm.store import Run
 from dgm.strategies import Evaluate, Expand, NodeId, SearchState
+
+log = logging.getLogger(__name__)
 
 
 def eval_job_id(node: NodeId, task: str) -> str:
@@ -69,6 +73,8 @@ class ActionJobs:
         self._checkout_lock = threading.Lock()
         self.last_job_id = ""
         """The id of the job `make` built last (the job order names it)."""
+        self.elapsed_s: Callable[[], float] | None = None
+        """The run's wall-clock time so far (all sessions), for the history's budget."""
 
     def resume(self, action: Expand | Evaluate, job_id: str) -> None:
         """Let the next job for `action` reuse `job_id` (it was in flight at a crash)."""
@@ -112,7 +118,8 @@ class ActionJobs:
         try:
             log_dir = run.log_dir("expand", job_id)
             code = self.node_code(action.parent)
-            job = factory.expand_job(job_id, parent, code, target, log_dir)
+            history = self._history(parent, int(inputs.get("ordinal") or 0), log_dir)
+            job = factory.expand_job(job_id, parent, code, target, log_dir, history_dir=history)
         except Exception as exc:
             return self._broken(job_id, exc)
         where = run.relative(log_dir)
@@ -180,6 +187,21 @@ class ActionJobs:
             hidden_tests=self.factory.hidden_tests if sees_tests else None,
             hidden_sources=self.factory.hidden_sources,  # for redaction
         )
+
+    def _history(self, parent: int, ordinal: int, log_dir: Path) -> Path | None:
+        """The parent's structured history in the job's log folder (dgm/loop/history.py);
+        the step can go without it, so a failure to write it is only logged."""
+        try:
+            elapsed = self.elapsed_s() if self.elapsed_s is not None else None
+            return write_history(
+                self.run, parent, ordinal, log_dir / "history",
+                task_statement=self.factory.task_statement,
+                hidden_sources=self.factory.hidden_sources,  # for redaction
+                budget=budget_left(self.run, elapsed),
+            )  # fmt: skip
+        except Exception as exc:
+            log.warning("expand of node %s: no history written: %s", parent, describe_error(exc))
+            return None
 
     def node_code(self, node: NodeId) -> Path:
         """The node's codebase, checked out once per run into work/nodes/<id>."""

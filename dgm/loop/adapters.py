@@ -81,7 +81,13 @@ class SandboxJobs(JobFactory):
         return replace(job, llm=llm)
 
     def expand_job(
-        self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path
+        self,
+        job_id: str,
+        parent: int,
+        code: Path,
+        target: ImprovementTarget,
+        log_dir: Path,
+        history_dir: Path | None = None,
     ) -> ExpandJob:
         expand = self.config.expand
         settings = ExpandSettings(
@@ -93,7 +99,10 @@ class SandboxJobs(JobFactory):
             limits=self.limits,
             backend=self.backend,
         )
-        job = ExpandJob(job_id, parent, str(code), target, str(log_dir), settings)
+        history = str(history_dir) if history_dir is not None else None
+        job = ExpandJob(
+            job_id, parent, str(code), target, str(log_dir), settings, history_dir=history
+        )
         diagnose = None
         if job.needs_diagnosis():
             diagnose = self._bind(

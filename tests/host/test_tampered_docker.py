@@ -18,6 +18,8 @@ import pytest
 from dgm.config import RunConfig
 from dgm.jobs.diagnose import TAMPER_HEADER, choose_target, diagnosis_request
 from dgm.jobs.hidden_redaction import hidden_texts
+from dgm.jobs.history import load_history, render_history
+from dgm.loop.history import write_history
 from dgm.store import Evaluation, Run, best_node
 
 pytestmark = pytest.mark.docker
@@ -88,9 +90,16 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
         assert len(canaries) == 2 and canaries[1] in (log_dir / "test_output.txt").read_text()
         target = choose_target([saved], run.path, random.Random(0),
                                hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
-        prompt = json.dumps(diagnosis_request(target, agent))
-        assert target.tampered and TAMPER_HEADER in prompt
+        # Nor does the improvement history: the result says tampered, and nothing more.
+        history = write_history(run, 0, 0, tmp_path / "history",
+                                hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
+        assert load_history(history)["lineage"][0]["results"][0]["tampered"] is True
+        prompt = json.dumps(diagnosis_request(target, agent, render_history(history)))
+        assert target.tampered and TAMPER_HEADER in prompt and "caught tampering" in prompt
         assert not any(c in prompt for c in canaries) and "must-fail" not in prompt
+        for path in (p for p in history.rglob("*") if p.is_file()):
+            assert not any(c in path.read_text() for c in canaries), path
+            assert "must-fail" not in path.read_text(), path
     shown = subprocess.run([*dgm, "show", str(tmp_path / "run"), "0", "--no-diff"],
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert f"TAMPERED {MARSHMALLOW}" in shown.stdout and "must-fail" in shown.stdout

@@ -42,7 +42,9 @@ def test_children_beat_the_seed_and_are_chosen(make_run) -> None:
 
 def test_max_nodes_stops_expansion(make_run) -> None:
     run = make_run(**{"strategy.name": "hgm", "limits.max_nodes": 3, "limits.max_evals": 200})
-    summary = MetaLoop(run, jobs=FakeJobs(run)).run()
+    # Every expansion makes a child: an empty one still in flight when the limit refuses
+    # the next would leave 2 nodes, depending on the jobs' timing.
+    summary = MetaLoop(run, jobs=FakeJobs(run, empty_from_depth=99)).run()
     assert summary.stop_reason == "node limit reached"
     assert len([n for n in run.nodes() if n.status == "active"]) == 3
 
