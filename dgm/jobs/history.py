@@ -86,7 +86,7 @@ def render_history(history_dir: Path, limit: int = RENDER_LIMIT) -> str:
     summary = [
         f"# History of node {data.get('node')} (expansion #{_get(data, 'expansion', 'ordinal')})",
         "## Its lineage, root first (per-task results)",
-        *(_node_block(n, results=True) for n in lineage),
+        *_lineage(lineage, limit // 3),
         "## Its children so far",
         *_or_none([_node_block(n) for n in _records(data.get("children"))]),
         "## Its siblings (the other children of its parent)",
@@ -97,11 +97,10 @@ def render_history(history_dir: Path, limit: int = RENDER_LIMIT) -> str:
         _budget(data.get("budget")),
     ]
     text = "\n".join(summary)
-    evidence = _failed_tasks(history_dir, _records(data.get("failed_tasks")))
     diffs = [(n.get("id"), read_part(history_dir, n.get("diff"))) for n in lineage]
     diffs = [(i, d) for i, d in diffs if d]
-    room = max(limit - len(text), 0)
-    text += _fill("## Failed tasks of this node (redacted)", evidence, room * 3 // 5)
+    room = max(limit - len(text), 0) * (3 if diffs else 5) // 5
+    text += _failed_tasks(history_dir, _records(data.get("failed_tasks")), room)
     text += _fill(
         "## Diffs along the lineage (each from its parent)",
         [f"### node {i}\n```diff\n{d}\n```" for i, d in diffs],
@@ -154,7 +153,7 @@ def _node_block(node: dict[str, Any], results: bool = False) -> str:
             verdict = "failed (caught tampering with the tests)"
         tests = f", tests {r['tests_passed']}/{r['tests_total']}" if r.get("tests_total") else ""
         empty = ", empty patch" if r.get("empty_patch") else ""
-        error = f", error: {r['error']}" if r.get("error") else ""
+        error = f", error: {shorten(str(r['error']), 160)}" if r.get("error") else ""
         rows.append(f"  - {r.get('task_id')}: {verdict}{tests}{empty}{error}")
     return "\n".join(rows)
 
@@ -174,19 +173,39 @@ def _budget(budget: Any) -> str:
     return "- " + ", ".join(shown)
 
 
-def _failed_tasks(history_dir: Path, tasks: list[dict[str, Any]]) -> list[str]:
+def _lineage(lineage: list[dict[str, Any]], room: int) -> list[str]:
+    """Each node's line; per-task results from this node back, while they fit `room`."""
+    blocks: list[str] = []
+    for node in reversed(lineage):
+        block = _node_block(node, results=True)
+        if sum(map(len, blocks)) + len(block) > room and blocks:
+            block = _node_block(node) + " (per-task results in history.json)"
+        blocks.insert(0, block)
+    return blocks
+
+
+def _failed_tasks(history_dir: Path, tasks: list[dict[str, Any]], room: int) -> str:
+    """Each failed task's statement, test results and trajectory, in an equal share of
+    `room` (a fifth for the statement, the rest split between the two records)."""
+    header = "## Failed tasks of this node (redacted)"
+    share = (room - len(header)) // max(len(tasks), 1) - 150
+    if not tasks or share < 200:
+        return ""
     blocks = []
     for task in tasks:
         parts = [f"### {task.get('task_id')} (node {task.get('node')})"]
         if task.get("tampered"):
             parts.append("The judge caught the agent tampering with the tests on this task.")
-        parts += ["Task:", str(task.get("statement") or "(not available)")]
-        output = read_part(history_dir, task.get("test_output"))
-        parts += ["Hidden tests' results:", output or "(not available)"]
-        trajectory = read_part(history_dir, task.get("trajectory"))
-        parts += ["What the agent did:", trajectory or "(not available)"]
+        statement = str(task.get("statement") or "(not available)")
+        parts += ["Task:", shorten(statement, share // 5)]
+        output = read_part(history_dir, task.get("test_output")) or "(not available)"
+        trajectory = read_part(history_dir, task.get("trajectory")) or "(not available)"
+        left = share - len(parts[-1])
+        half = max(left // 2, left - len(trajectory))  # one short record leaves more room
+        parts += ["Hidden tests' results:", shorten(output, half)]
+        parts += ["What the agent did:", shorten(trajectory, left - len(parts[-1]))]
         blocks.append("\n".join(parts))
-    return blocks
+    return f"\n\n{header}\n" + "\n".join(blocks)
 
 
 def _fill(header: str, blocks: list[str], room: int) -> str:

@@ -54,9 +54,11 @@ class Scrubber:
         self.secrets = sorted(found, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
-        lines = text.splitlines()
-        kept = [REMOVED if any(s in line for s in self.secrets) else line for line in lines]
-        return key_redaction.scrub("\n".join(kept))
+        present = [s for s in self.secrets if s in text]  # usually none: one pass each
+        if present:
+            lines = text.splitlines()
+            text = "\n".join(REMOVED if any(s in ln for s in present) else ln for ln in lines)
+        return key_redaction.scrub(text)
 
 
 def _secrets_of(e: Evaluation) -> list[str]:
@@ -101,25 +103,29 @@ def write_history(
     """Write node `node`'s history (for its expansion number `ordinal`) into `dest`,
     replacing what a crashed attempt left there; returns `dest`."""
     this = run.node(node)
+    lineage = [this]
+    while lineage[0].parent_id is not None:
+        lineage.insert(0, run.node(lineage[0].parent_id))
+    children = _listed(run.children(this.id))
+    siblings = [] if this.parent_id is None else run.children(this.parent_id)
+    siblings = _listed(s for s in siblings if s.id != this.id)
+    shown = {n.id for n in (*lineage, *children, *siblings)}
     by_node: dict[int, list[Evaluation]] = {}
     for e in run.evaluations():
-        by_node.setdefault(e.node_id, []).append(e)
+        if e.node_id in shown:
+            by_node.setdefault(e.node_id, []).append(e)
     scrub = Scrubber(e for es in by_node.values() for e in es)
     if dest.exists():
         shutil.rmtree(dest)
     (dest / fmt.DIFFS_DIR).mkdir(parents=True)
     writer = _Writer(run, dest, by_node, scrub)
-    lineage = [this]
-    while lineage[0].parent_id is not None:
-        lineage.insert(0, run.node(lineage[0].parent_id))
-    siblings = [] if this.parent_id is None else run.children(this.parent_id)
     data = {
         "format": fmt.FORMAT,
         "node": this.id,
         "expansion": {"ordinal": int(ordinal)},
         "lineage": [writer.record(n) for n in lineage],
-        "children": [writer.record(n) for n in _listed(run.children(this.id))],
-        "siblings": [writer.record(n) for n in _listed(s for s in siblings if s.id != this.id)],
+        "children": [writer.record(n) for n in children],
+        "siblings": [writer.record(n) for n in siblings],
         "failed_expansions": _failed_expansions(run, this.id, scrub),
         "budget": budget if budget is not None else budget_left(run),
         "failed_tasks": writer.failed_tasks(this.id, task_statement, hidden_sources),

@@ -249,3 +249,18 @@ def test_the_loop_writes_each_parents_history_before_its_expansion(make_run) -> 
         assert data["budget"]["evals_left"] is not None
     last = load_history(jobs.histories[-1])
     assert sum(n["score"]["total"] for n in last["lineage"]) > 0  # results seen so far
+
+
+def test_an_expansion_goes_on_without_a_history_it_could_not_write(
+    make_run, monkeypatch, caplog
+) -> None:
+    def broken(*args, **kwargs):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr("dgm.loop.action_jobs.write_history", broken)
+    run = make_run(**{"limits.max_evals": 10, "workers": 1})
+    jobs = FakeJobs(run)
+    MetaLoop(run, jobs=jobs).run()
+    assert jobs.histories and set(jobs.histories) == {None}
+    assert len(run.nodes()) > 1  # the expansions still made children
+    assert "no history written: OSError: No space left on device" in caplog.text
