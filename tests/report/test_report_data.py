@@ -90,3 +90,18 @@ def test_layout_never_overlaps_and_centres_parents(big_run_dir: Path) -> None:
         if kids:
             assert pos[node][0] == (pos[kids[0]][0] + pos[kids[-1]][0]) / 2
             assert all(pos[k][1] == pos[node][1] + 1 for k in kids)
+
+
+def test_a_child_that_changed_its_improve_procedure_is_marked(run_factory) -> None:
+    from dgm.report import lineage
+    from dgm.report.tree_text import tree_lines
+
+    run = run_factory()  # nodes 0 (seed) and 1, made by the built-in procedure
+    diff = "--- a/agent.py\n+++ b/agent.py\n@@ -1 +1 @@\n-VALUE = 1\n+VALUE = 3\n"
+    meta = {"procedure": "agent", "improve_changed": True}
+    run.add_node(0, diff=diff, origin="show every failed task", meta=meta)
+    lines = tree_lines(lineage.build_lineage(run))
+    assert [("[improve changed]" in line) for line in lines] == [False, False, True]
+    nodes = {n["id"]: n for n in report_data(run, run.path)["nodes"]}
+    assert (nodes[1]["marks"], nodes[2]["marks"]) == ([], ["improve changed"])
+    assert nodes[2]["meta"]["procedure"] == "agent"
