@@ -74,6 +74,8 @@ class Recorder:
         } | ({"tamper_warnings": w} if (w := getattr(result, "tamper_warnings", None)) else {})
         meta |= {"procedure": getattr(result, "procedure", "dgm"),
                  "improve_changed": bool(getattr(result, "improve_changed", False))}  # fmt: skip
+        if meta["procedure"] == "agent":  # the loop's target only named the job
+            meta["target"] = "the agent's own choice (its improve command)"
         if result.status == "ok":
             node = run.add_node(
                 parent, diff=result.diff, origin=result.problem_statement, job_id=job_id, meta=meta

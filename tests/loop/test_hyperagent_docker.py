@@ -61,6 +61,7 @@ def test_a_better_improve_procedure_makes_better_grandchildren(
         assert (run.score(0).passed, run.score(0).total) == (2, 4)
         made = {n.id: n for n in run.nodes() if n.parent_id is not None}
         assert all(n.meta["procedure"] == "agent" for n in made.values())
+        assert all("own choice" in n.meta["target"] for n in made.values())
         first = [made[i] for i in (1, 2, 3)]
         assert [n.parent_id for n in first] == [0, 0, 0]
         assert [n.meta["improve_changed"] for n in first] == [True, False, True]
