@@ -158,3 +158,14 @@ def test_agent_mode_without_a_history_is_an_agent_error(tmp_path: Path, monkeypa
     monkeypatch.setattr("dgm.jobs.improve_agent.run_agent", FakeRun(""))
     result = run_expand(_job(tmp_path, parent, "agent", None))
     assert result.status == "agent_error" and "no history" in result.reason
+
+
+def test_an_agent_mode_job_round_trips_through_json(tmp_path: Path) -> None:
+    from dgm.jobs import job_from_dict, job_to_dict
+    from dgm.jobs.llm_access import LLMAccess
+
+    access = LLMAccess("unix:///s/im.sock", "tok", "m", {"DGM_LLM_URL": "unix:///run/x"}, "/s")
+    job = _job(tmp_path, agent(tmp_path / "p"), "agent", tmp_path / "h")
+    job = ExpandJob(**{**job.__dict__, "improve_llm": access, "self_improve_llm": None})
+    again = job_from_dict(json.loads(json.dumps(job_to_dict(job))))
+    assert again == job and again.settings.mode == "agent" and again.improve_llm == access
