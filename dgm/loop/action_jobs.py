@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import random
 import shutil
 import threading
@@ -25,10 +26,13 @@ from dgm.errors import DgmError
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.jobs.group import group_experience_from_run
 from dgm.loop.executors import Outcome, Work
+from dgm.loop.harvest_tools import harvest_target
 from dgm.loop.job_factory import JobFactory
 from dgm.loop.recording import Recorder, describe_error
 from dgm.store import Run
 from dgm.strategies import Evaluate, Expand, SearchState
+
+log = logging.getLogger(__name__)
 
 
 def eval_job_id(node: str | int, task: str) -> str:
@@ -169,6 +173,14 @@ class ActionJobs:
 
     def _choose_target(self, parent: str, ordinal: int) -> ImprovementTarget:
         config = self.run.config
+        if config.expand.harvest:  # tools the parent wrote in tasks it solved come first
+            try:
+                harvest = harvest_target(self.run, int(parent), self.node_code(parent))
+            except Exception as exc:  # no harvest then; the usual target still works
+                log.warning("node %s: harvest not considered: %s", parent, exc)
+                harvest = None
+            if harvest is not None:
+                return harvest
         # Keyed as the ids of earlier versions were, so the same run makes the same choices.
         rng = random.Random(f"{config.seed}:expand-{parent}-{ordinal}")
         sees_tests = config.expand.diagnosis_sees_tests

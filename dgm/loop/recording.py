@@ -72,6 +72,8 @@ class Recorder:
             "target": target.kind + (f" {target.task_id}" if target.task_id else ""),
             "log_dir": log_dir,
         } | ({"tamper_warnings": w} if (w := getattr(result, "tamper_warnings", None)) else {})
+        if harvested := getattr(result, "harvested_tools", None):  # the lineage marks it
+            meta["harvested_tools"] = list(harvested)
         if result.status == "ok":
             node = run.add_node(
                 parent, diff=result.diff, origin=result.problem_statement, job_id=job_id, meta=meta

@@ -80,6 +80,7 @@
         `r="${radius(n)}" fill="${colour(n)}"><title>node ${n.id}: ` +
         `${pct(n.passed, n.total)}, ${usd(n.cost)}${n.status !== "active" ? ", " + n.status : ""}` +
         `${n.tampered.length ? ", TAMPERED" : ""}` +
+        `${n.harvested.length ? ", harvested: " + esc(n.harvested.join(", ")) : ""}` +
         `</title></circle>`);
       if (n.onPath) parts.push(`<circle class="ring" cx="${px(n)}" cy="${py(n)}" r="${radius(n) + 3}"/>`);
       if (labels) parts.push(`<text x="${px(n) + 8}" y="${py(n) - 6}">${n.id}</text>`);
@@ -152,6 +153,8 @@
       ["created", when(n.created)],
       ["commit", `<code>${n.commit.slice(0, 12)}</code>`],
       ["children", kids.join(", ") || "–"],
+      ...(n.harvested.length ? [["harvested", `<span class="harvested">${esc(n.harvested.join(", "))}</span>` +
+        " (runtime tools its parent wrote in solved tasks, kept with no LLM call)"]] : []),
       ...Object.entries(n.meta).map(([k, v]) => [esc(k), esc(v)]),
     ];
     let html = `<h2>Node ${n.id}</h2><table class="kv">` +

@@ -1,6 +1,7 @@
 """The lineage as text: one line per node with its score, children and cost, drawn with
 box characters; the best node (the store's one rule) is starred, and a node the judge
-caught tampering with the test run is marked TAMPERED (never best)."""
+caught tampering with the test run is marked TAMPERED (never best), and a child of a
+harvest expansion names the runtime tools it kept (`harvested: search_files`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ def tree_lines(graph: nx.DiGraph) -> list[str]:
             tags.append(a["status"])
         if a.get("tampered"):
             tags.append(f"TAMPERED {a['tampered']}x")
+        if a.get("harvested"):
+            tags.append(f"harvested: {', '.join(a['harvested'])}")
         if node == best:
             tags.append("★ best")
         line = (
