@@ -233,16 +233,15 @@ def _keep_tools(written: Path, dest: Path) -> None:
             continue
         if not TOOL_NAME.match(parts[1]):
             continue
-        if parts[1] not in kept and len(kept) >= MAX_KEPT_TOOLS:
+        if parts[1] not in kept and len(kept) >= 4 * MAX_KEPT_TOOLS:
             continue
         try:
             data = safefs.read_bytes(written, rel, TOOL_FILES[parts[2]])
         except safefs.UnsafeFile:
             continue
         kept.setdefault(parts[1], {})[parts[2]] = data
-    for name, files in kept.items():
-        if set(files) != set(TOOL_FILES):
-            continue
+    complete = [(name, files) for name, files in kept.items() if set(files) == set(TOOL_FILES)]
+    for name, files in complete[:MAX_KEPT_TOOLS]:
         folder = dest / name
         if folder.exists() or folder.is_symlink():
             continue

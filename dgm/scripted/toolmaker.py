@@ -90,7 +90,9 @@ def solve(request: Any, files: dict[str, str], hard: bool) -> Message:
     offered = tool_names(request)
     if TOOL not in offered:
         if "make_tool" in offered and not made_now:
-            return call(request, "make_tool", **search_tool_arguments())
+            made = call(request, "make_tool")  # its arguments have a `name`: set them here
+            made["tool_calls"][0]["function"]["arguments"] = json.dumps(search_tool_arguments())
+            return made
         if hard:
             return call(request, "finish", summary=f"I would need a `{TOOL}` tool for this.")
     elif hard and made_now:
