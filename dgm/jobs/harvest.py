@@ -88,6 +88,10 @@ def run_harvest(job: ExpandJob) -> ExpandResult:
         child = Path(tmp) / "work"
         shutil.copytree(parent_code, child, symlinks=True)
         git_init(child)
+        parts = Path(folder).parts
+        if any((child.joinpath(*parts[: i + 1])).is_symlink() for i in range(len(parts))):
+            why = f"the parent's tools dir {folder!r} is a symbolic link"
+            return _done(log_dir, started, "unsafe_link", statement, reason=why)
         for tool in kept:
             dest = child / folder / str(tool["name"])
             if dest.exists() or dest.is_symlink():  # the loop checked; the tree decides

@@ -94,6 +94,8 @@ class SandboxJobs(JobFactory):
             backend=self.backend,
         )
         job = ExpandJob(job_id, parent, str(code), target, str(log_dir), settings)
+        if target.kind == "harvest":  # makes no LLM call: no endpoint at all
+            return job
         diagnose = None
         if job.needs_diagnosis():
             diagnose = self._bind(
