@@ -4,7 +4,8 @@ The eval job keeps the tools an agent wrote during a task (`<eval log>/out/tools
 {tool.json,tool.py}`, dgm/jobs/agent_run.py). A parent is offered a `harvest` expansion
 (dgm/jobs/harvest.py) when its SUCCESSFUL evaluations (resolved, not tampered) left tools
 that its codebase lacks (same content hash, or a tool of that name already there), that
-no earlier harvest of this parent tried, and its agent.toml declares `[tools] dir`.
+no earlier harvest of this parent tried, its agent.toml declares `[tools] dir`, and the
+judge never caught it tampering (then the tampering is what its next step must hear).
 These files are the agent's: read with dgm/safefs.py (no link followed, no FIFO opened,
 sizes capped), and only ever run in a sandbox.
 """
@@ -85,9 +86,14 @@ def tried_before(run: Run, parent: int) -> set[str]:
 
 
 def harvest_target(run: Run, parent: int, code: Path) -> ImprovementTarget | None:
-    """A `harvest` target for `parent` (code checked out at `code`), or None."""
-    found = solved_tools(run.evaluations(parent), run.path)
+    """A `harvest` target for `parent` (code checked out at `code`), or None. A parent the
+    judge caught tampering hears about that first (the usual target), never a harvest."""
+    evaluations = run.evaluations(parent)
+    found = solved_tools(evaluations, run.path)
     if not found:
+        return None
+    if any(e.tampered for e in evaluations):
+        log.info("node %s: not harvested: the judge caught it tampering", parent)
         return None
     folder = tools_dir_of(code)
     if folder is None:

@@ -63,14 +63,21 @@ def test_tools_from_solved_tasks_are_offered_once_deduplicated_with_their_tasks(
         evaluate(run, "a", True, {"search_files": TOOL_PY})
         evaluate(run, "b", True, {"search_files": TOOL_PY, "other": TOOL_PY + "# 2\n"})
         evaluate(run, "c", False, {"failed_only": TOOL_PY})
-        evaluate(run, "d", False, {"forged": TOOL_PY}, tampered=True)
         target = harvest_target(run, 0, run.checkout(0, tmp_path / "code"))
     assert target is not None and target.kind == "harvest"
     tools = {t["name"]: t for t in target.tools}
-    assert sorted(tools) == ["other", "search_files"]  # not from failed or tampered tasks
+    assert sorted(tools) == ["other", "search_files"]  # not from failed tasks
     assert tools["search_files"]["tasks"] == ["a", "b"]
     assert tools["search_files"]["tool_py"] == TOOL_PY
     assert tools["search_files"]["sha256"] == content_hash(tool_json("search_files"), TOOL_PY)
+
+
+def test_a_parent_caught_tampering_hears_that_first_not_a_harvest(tmp_path):
+    with make_run(tmp_path) as run:
+        evaluate(run, "a", True, {"search_files": TOOL_PY})
+        evaluate(run, "d", False, {"forged": TOOL_PY}, tampered=True)
+        assert harvest_target(run, 0, run.checkout(0, tmp_path / "code")) is None
+        assert _jobs(run)._choose_target("0", 0).tampered
 
 
 def test_tools_already_in_the_codebase_or_harvested_before_are_not_offered(tmp_path):
