@@ -77,11 +77,10 @@ def solved_tools(evaluations: list[Evaluation], logs_root: Path) -> list[dict[st
 def tried_before(run: Run, parent: int) -> set[str]:
     """Content hashes of the tools earlier harvests of `parent` carried (done or not)."""
     hashes = set()
-    for job in run.jobs():
-        target = job.inputs.get("target") if job.kind == "expand" else None
+    for job in run.expand_jobs_of(parent):
+        target = job.inputs.get("target")
         if isinstance(target, dict) and target.get("kind") == "harvest":
-            if str(job.inputs.get("parent")) == str(parent):
-                hashes |= {str(t.get("sha256")) for t in target.get("tools") or []}
+            hashes |= {str(t.get("sha256")) for t in target.get("tools") or []}
     return hashes
 
 

@@ -96,12 +96,8 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
                 "children": graph.out_degree(node_id),
                 "best": node_id == best,
                 "onPath": node_id in best_path,
-                "meta": {
-                    k: str(v)[:200]
-                    for k, v in node.meta.items()
-                    if k not in (WARNINGS, "harvested_tools")
-                },  # fmt: skip
-                "harvested": [str(t) for t in node.meta.get("harvested_tools") or []],
+                "marks": attrs.get("marks", []),
+                "meta": {k: str(v)[:200] for k, v in node.meta.items() if k != WARNINGS},
                 "warnings": tamper_lines(node.meta, warned.get(node_id, [])),
                 "tampered": forged.get(node_id, [])[:30],
                 "heat": "".join(heat.get(node_id, [])),

@@ -79,11 +79,11 @@
       parts.push(`<circle class="${cls}" data-id="${n.id}" cx="${px(n)}" cy="${py(n)}" ` +
         `r="${radius(n)}" fill="${colour(n)}"><title>node ${n.id}: ` +
         `${pct(n.passed, n.total)}, ${usd(n.cost)}${n.status !== "active" ? ", " + n.status : ""}` +
-        `${n.tampered.length ? ", TAMPERED" : ""}` +
-        `${n.harvested.length ? ", harvested: " + esc(n.harvested.join(", ")) : ""}` +
+        `${n.tampered.length ? ", TAMPERED" : ""}${n.marks.map((m) => ", " + m).join("")}` +
         `</title></circle>`);
       if (n.onPath) parts.push(`<circle class="ring" cx="${px(n)}" cy="${py(n)}" r="${radius(n) + 3}"/>`);
-      if (labels) parts.push(`<text x="${px(n) + 8}" y="${py(n) - 6}">${n.id}</text>`);
+      if (labels) parts.push(`<text x="${px(n) + 8}" y="${py(n) - 6}">${n.id}` +
+        `${n.marks.length ? " [" + esc(n.marks.join(", ")) + "]" : ""}</text>`);
     }
     const svg = $("tree");
     svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
@@ -153,8 +153,6 @@
       ["created", when(n.created)],
       ["commit", `<code>${n.commit.slice(0, 12)}</code>`],
       ["children", kids.join(", ") || "–"],
-      ...(n.harvested.length ? [["harvested", `<span class="harvested">${esc(n.harvested.join(", "))}</span>` +
-        " (runtime tools its parent wrote in solved tasks, kept with no LLM call)"]] : []),
       ...Object.entries(n.meta).map(([k, v]) => [esc(k), esc(v)]),
     ];
     let html = `<h2>Node ${n.id}</h2><table class="kv">` +

@@ -1,7 +1,6 @@
 """The lineage as text: one line per node with its score, children and cost, drawn with
 box characters; the best node (the store's one rule) is starred, and a node the judge
-caught tampering with the test run is marked TAMPERED (never best), and a child of a
-harvest expansion names the runtime tools it kept (`harvested: search_files`)."""
+caught tampering with the test run is marked TAMPERED (never best)."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ def tree_lines(graph: nx.DiGraph) -> list[str]:
             tags.append(a["status"])
         if a.get("tampered"):
             tags.append(f"TAMPERED {a['tampered']}x")
-        if a.get("harvested"):
-            tags.append(f"harvested: {', '.join(a['harvested'])}")
+        tags += a.get("marks", [])
         if node == best:
             tags.append("★ best")
         line = (

@@ -60,6 +60,15 @@ class JobLedger:
         rows = self.db.query("SELECT COALESCE(SUM(attempts), 0) FROM jobs WHERE kind='expand'")
         return int(rows[0][0])
 
+    def expand_jobs_of(self, parent: int) -> list[Job]:
+        """The expand jobs of one parent (its id is a string or a number in the inputs)."""
+        rows = self.db.query(
+            "SELECT * FROM jobs WHERE kind='expand' AND "
+            "CAST(json_extract(inputs, '$.parent') AS INTEGER)=? ORDER BY created_at",
+            (int(parent),),
+        )
+        return [Job.from_row(r) for r in rows]
+
     def jobs(self, states: Iterable[str] | None = None) -> list[Job]:
         if states is None:
             rows = self.db.query("SELECT * FROM jobs ORDER BY created_at")

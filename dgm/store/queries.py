@@ -135,14 +135,6 @@ class RunQueries:
         )
         return [tuple(r) for r in rows]  # type: ignore[misc]
 
-    def harvested_tools(self) -> dict[int, list[str]]:
-        """{node: the runtime tools a harvest expansion added} (meta `harvested_tools`)."""
-        rows = self.db.query(
-            "SELECT id, meta FROM nodes WHERE meta LIKE '%\"harvested_tools\"%' ORDER BY id"
-        )
-        found = {r["id"]: json.loads(r["meta"]).get("harvested_tools") for r in rows}
-        return {n: [str(t) for t in tools] for n, tools in found.items() if tools}
-
     def spend_series(self) -> list[tuple[float, float]]:
         """(timestamp, dollars) of every LLM call, in time order."""
         rows = self.db.query("SELECT ts, cost_usd FROM llm_usage ORDER BY ts")

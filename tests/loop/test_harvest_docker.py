@@ -54,7 +54,7 @@ def test_a_harvested_child_beats_its_parent_with_no_llm_call(tmp_path: Path) -> 
         from dgm.report.data import report_data
 
         nodes = {n["id"]: n for n in report_data(run, tmp_path / "report")["nodes"]}
-        assert nodes[child.id]["harvested"] == ["search_files"] and not nodes[0]["harvested"]
+        assert nodes[child.id]["marks"] == ["harvested: search_files"] and not nodes[0]["marks"]
     best = re.search(r"^best:\s+node (\d+): 4/4", result.stdout, re.M)
     assert best and int(best.group(1)) == child.id, result.stdout
     tree = dgm("tree", str(run_dir)).stdout
