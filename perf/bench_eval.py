@@ -60,8 +60,8 @@ def main() -> None:
             outcomes = evaluate_agent(AgentRef.reference("null"), tasks, Path(tmp), workers=workers)
             wall = time.perf_counter() - start
         assert not any(o.resolved or o.error for o in outcomes), "null must fail cleanly"
-        overhead = [o.harness_seconds for o in outcomes]
-        tests = [o.test_seconds for o in outcomes]
+        overhead = [o.details["harness_seconds"] for o in outcomes]
+        tests = [o.details["test_seconds"] for o in outcomes]
         print(
             f"{workers:>8} {statistics.median(overhead):>14.2f} s {_p90(overhead):>5.2f} s"
             f" {statistics.median(tests):>11.2f} s {60 * len(outcomes) / wall:>10.1f}"

@@ -24,11 +24,11 @@ from dgm.benchmarks import polyglot
 from dgm.benchmarks import polyglot_toolchains as chains
 from dgm.benchmarks.judge import judge_polyglot, prepare_judge_tree, verdict_from
 from dgm.benchmarks.task import Verdict
-from dgm.sandbox import Limits, Mount, SandboxSpec, run_command
+from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
 
 GOAL_S = 0.5
-LIMITS = Limits(memory="3g", pids=1024)
+LIMITS = ResourceLimits(memory="3g", pids=1024)
 
 
 def plain_run(task: polyglot.Task) -> tuple[float, ExecResult]:

@@ -79,8 +79,8 @@ def run(agent: str, tasks: list, workers: int) -> list:
         wall = time.perf_counter() - started
     resolved = sum(o.resolved for o in outcomes)
     tampered = sum(bool(getattr(o, "tampered", False)) for o in outcomes)
-    overhead = [o.harness_seconds for o in outcomes]
-    tests = [o.test_seconds for o in outcomes]
+    overhead = [o.details["harness_seconds"] for o in outcomes]
+    tests = [o.details["test_seconds"] for o in outcomes]
     expected = len(tasks) if agent == "oracle" else 0
     print(f"{agent:<7} resolved {resolved}/{len(tasks)} (baseline: {expected}/{len(tasks)}),"
           f" tampered {tampered}, {wall:.0f} s with {workers} worker(s)")  # fmt: skip

@@ -25,7 +25,7 @@ from dgm.benchmarks import polyglot_toolchains as chains
 from dgm.benchmarks.polyglot_canaries import Canary
 from dgm.benchmarks.polyglot_reports import PASSED, lookup
 from dgm.benchmarks.task import Task, Verdict
-from dgm.sandbox import Limits, Mount, SandboxSpec, run_command
+from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
 
 PREP_SCRIPT = Path(__file__).with_name("judge_prep.py")
@@ -94,7 +94,7 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
 def judge_polyglot(
     task: Task,
     patch: str,
-    limits: Limits,
+    limits: ResourceLimits,
     backend: str = "docker",
     labels: dict[str, str] | None = None,
 ) -> tuple[Verdict, str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dgm.errors import DgmError, NotFoundError
-from dgm.sandbox import Limits, SandboxSpec, open_sandbox
+from dgm.sandbox import ResourceLimits, SandboxSpec, open_sandbox
 from dgm.sandbox.spec import ExecResult
 
 LANGUAGES = ("python", "go", "rust", "cpp", "java", "javascript")
@@ -167,7 +167,7 @@ def run_tests(
     workspace: Path,
     language: str,
     timeout: float = 300,
-    limits: Limits | None = None,
+    limits: ResourceLimits | None = None,
     backend: str = "docker",
     test_files: list[str] | None = None,
 ) -> ExecResult:
@@ -177,7 +177,7 @@ def run_tests(
     """
     chain = toolchain(language)
     unskip_tests(language, workspace, test_files or guess_test_files(workspace))
-    spec = SandboxSpec(image=chain.image, limits=limits or Limits(memory="3g", pids=1024))
+    spec = SandboxSpec(image=chain.image, limits=limits or ResourceLimits(memory="3g", pids=1024))
     target = f"{WORKSPACE}/{workspace.name}"
     with open_sandbox(spec, backend) as box:
         box.copy_in(workspace, WORKSPACE)

@@ -25,7 +25,7 @@ from dgm.benchmarks.judge import readable_by_sandbox
 from dgm.benchmarks.polyglot_reports import xml_report_root
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
-from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox
+from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox
 
 REPO_DIR = "/testbed"
 APPLY_FAILED = ">>>>> Patch Apply Failed"
@@ -66,7 +66,7 @@ def run_script(patch: str) -> str:
 
 
 def judge_swebench(
-    task: Task, patch: str, limits: Limits, backend: str = "docker",
+    task: Task, patch: str, limits: ResourceLimits, backend: str = "docker",
     labels: dict[str, str] | None = None,
 ) -> tuple[Verdict, str]:  # fmt: skip
     meta = task.meta

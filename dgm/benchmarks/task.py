@@ -18,7 +18,7 @@ class Task:
     id: str
     """Unique within its benchmark: `<language>__<exercise>` or a SWE-bench instance id."""
     benchmark: str
-    """`polyglot` or `swebench`: picks the judge (see `dgm.benchmarks.kinds`)."""
+    """`polyglot` or `swebench`: picks the judge (see `dgm.benchmarks.per_benchmark`)."""
     language: str
     problem_statement: str
     image: str

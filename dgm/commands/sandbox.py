@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from dgm.sandbox.spec import Limits, Mount, SandboxSpec
+from dgm.sandbox.spec import Mount, ResourceLimits, SandboxSpec
 
 sandbox_app = typer.Typer(
     help="Sandboxes: offline images, checks, debugging.", no_args_is_help=True
@@ -126,7 +126,7 @@ def run(
         image=image,
         mounts=tuple(Mount.parse(m) for m in mount or []),
         workdir=workdir,
-        limits=Limits(memory=memory),
+        limits=ResourceLimits(memory=memory),
     )
     result = run_command(spec, cmd, timeout, backend=backend)
     typer.echo(result.output, nl=not result.output.endswith("\n"))

@@ -22,17 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dgm.jobs.evaluate import EvalJob, EvalOutcome
+from dgm.jobs.evaluate import EvalJob
 from dgm.jobs.expand import ExpandJob
 from dgm.jobs.llm_access import LLMAccess
 from dgm.sandbox import tarsafe
+from dgm.store.records import Evaluation
 
 SHIPPED_PATHS: dict[type, tuple[str, ...]] = {
     EvalJob: ("agent.path", "task.source"),
-    ExpandJob: ("parent_code",),
+    ExpandJob: ("parent_code", "history_dir"),
 }
-"""Dotted fields naming a folder (or file) the job reads; other job types name theirs in a
-class attribute `ship_paths`."""
+"""Dotted fields naming a folder (or file) the job reads (None: nothing to ship); other
+job types name theirs in a class attribute `ship_paths`."""
 MAX_LOG_BYTES = 512 * 1024**2
 
 
@@ -83,7 +84,10 @@ def images_of(payload: Any) -> tuple[str, ...]:
 def pack(payload: Any) -> Parcel:
     trees = {}
     for name in shipped_paths(payload):
-        path = Path(_get(payload, name))
+        value = _get(payload, name)
+        if value is None:  # an optional input the job goes without (an expansion's history)
+            continue
+        path = Path(value)
         trees[name] = ("" if path.is_dir() else path.name, _tar(path))
     return Parcel(job_id_of(payload), payload, trees, images_of(payload))
 
@@ -124,12 +128,8 @@ def receive(parcel: Parcel, returned: Returned) -> Any:
     log_dir.mkdir(parents=True, exist_ok=True)
     tarsafe.safe_extract(io.BytesIO(returned.logs), log_dir, max_bytes=MAX_LOG_BYTES)
     result = returned.result
-    if isinstance(result, EvalOutcome):
-        moved = returned.worker_log_dir
-        logs = {k: v.replace(moved, str(log_dir), 1) for k, v in result.logs.items()}
-        if (log_dir / "llm.jsonl").exists():  # the gateway's own log of the job, on the head
-            logs["llm"] = str(log_dir / "llm.jsonl")
-        result = dataclasses.replace(result, logs=logs)
+    if isinstance(result, Evaluation):  # its artefacts, with the gateway's llm.jsonl, are here
+        result = dataclasses.replace(result, log_dir=str(log_dir))
     return result
 
 

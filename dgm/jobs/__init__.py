@@ -10,7 +10,7 @@ from typing import Any
 
 
 def run_job(job: Any) -> Any:
-    """An `EvalJob` -> `EvalOutcome`, an `ExpandJob` -> `ExpandResult`."""
+    """An `EvalJob` -> `Evaluation` (the store's record), an `ExpandJob` -> `ExpandResult`."""
     from dgm.jobs.evaluate import EvalJob, evaluate_task
     from dgm.jobs.expand import ExpandJob, run_expand
 

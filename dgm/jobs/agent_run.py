@@ -25,7 +25,7 @@ from typing import Any
 
 from dgm import safefs
 from dgm.errors import DgmError, NotFoundError
-from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox
+from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox
 
 PLACEHOLDERS = {
     "agent_dir": "/agent",
@@ -93,7 +93,7 @@ class AgentRunRequest:
     base_commit: str
     """The workspace commit the patch is taken against."""
     timeout_s: float
-    limits: Limits = field(default_factory=Limits)
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
     workspace: Path | None = None
     """A host git repository to copy into /work ..."""
     workspace_in_image: str | None = None

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dgm import safefs
+from dgm import key_redaction, safefs
 from dgm.jobs.hidden_redaction import HiddenSource, redact, results_for_diagnosis
 from dgm.store import Evaluation
 
@@ -72,6 +72,11 @@ TAMPER_NOTE = (
 GROUP_HEADER = (
     "# Experience of the agents improved alongside this one (reuse what worked, avoid "
     "what broke tasks)"
+)
+
+HISTORY_HEADER = (
+    "# The agent's history: its lineage's results and changes, its children and siblings, "
+    "its failed tasks and the budget left"
 )
 
 DIAGNOSIS_KEYS = (
@@ -170,6 +175,9 @@ def choose_target(
         test_output = results_for_diagnosis(tests, raw, hidden)
         if trajectory and hidden is not None:
             trajectory = redact(trajectory, hidden, line_limit=2_000, scan=5_000)
+    # An agent's output can quote a key it came across: none reaches a prompt.
+    trajectory = key_redaction.scrub(trajectory) if trajectory else trajectory
+    test_output = key_redaction.scrub(test_output) if test_output else test_output
     return ImprovementTarget(
         "task",
         task_id=evaluation.task_id,
@@ -181,8 +189,11 @@ def choose_target(
     )
 
 
-def diagnosis_request(target: ImprovementTarget, agent_dir: Path) -> dict[str, Any]:
-    """The chat request for the diagnosis model (role `diagnose`)."""
+def diagnosis_request(
+    target: ImprovementTarget, agent_dir: Path, history: str | None = None
+) -> dict[str, Any]:
+    """The chat request for the diagnosis model (role `diagnose`); `history` is the
+    parent's rendered history (dgm/jobs/history.py), already redacted."""
     parts = [
         "# The coding agent's source code",
         agent_source(agent_dir),
@@ -199,6 +210,8 @@ def diagnosis_request(target: ImprovementTarget, agent_dir: Path) -> dict[str, A
         parts += ["# The hidden tests' source", target.hidden_tests]
     if target.group_experience:
         parts += [GROUP_HEADER, target.group_experience]
+    if history:
+        parts += [HISTORY_HEADER, history]
     parts.append(
         "Answer with a JSON object with these string fields: "
         + ", ".join(f'"{k}"' for k in DIAGNOSIS_KEYS)
@@ -273,6 +286,11 @@ def _read_text(log_dir: Path | None, name: str, limit: int) -> str | None:
 
 def _read_trajectory(log_dir: Path | None) -> str | None:
     text = safefs.read_text_or_none(log_dir / "trajectory.json") if log_dir else None
+    return trajectory_text(text)
+
+
+def trajectory_text(text: str | None) -> str | None:
+    """A `trajectory.json`'s text as the diagnosis reads it: one line per message, cut."""
     try:
         data = json.loads(text) if text else None
     except ValueError:

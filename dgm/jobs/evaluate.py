@@ -7,8 +7,9 @@
 
 `evaluate_task(job)` is pure in the sense the executors need: `EvalJob` is plain data
 (JSON round-trips; it reaches the LLM through `job.llm`, an endpoint description the
-caller bound on its gateway), and the `EvalOutcome` is plain data again. The LLM usage is
-the gateway's to count: the caller adds it with `with_usage` once it released the job.
+caller bound on its gateway), and its result is the store's `Evaluation`, plain data
+again and recorded as it is. The LLM usage is the gateway's to count: the caller adds it
+with `with_usage` once it released the job.
 The job id is a hash of the inputs that decide the result, so a re-run after a crash is
 the same job.
 
@@ -27,13 +28,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks import kinds
+from dgm.benchmarks import per_benchmark
 from dgm.benchmarks.task import Task, Verdict
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
 from dgm.jobs.tamper_scan import scan_diff
 from dgm.paths import builtin_agents_dir
-from dgm.sandbox import Limits
+from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.store.records import Evaluation
 
@@ -61,7 +62,7 @@ class EvalJob:
     log_dir: str
     model: str | None = None
     limits: dict[str, Any] = field(default_factory=dict)
-    """Sandbox limits: memory, cpus, pids, disk (dgm.sandbox.Limits fields)."""
+    """Sandbox limits: memory, cpus, pids, disk (dgm.sandbox.ResourceLimits fields)."""
     agent_timeout_s: int = 600
     max_steps: int = 50
     node_id: int | None = None
@@ -103,73 +104,7 @@ class EvalContext:
     backend: str | None = None
 
 
-@dataclass(frozen=True)
-class EvalOutcome:
-    job_id: str
-    task_id: str
-    benchmark: str
-    language: str
-    resolved: bool
-    empty_patch: bool
-    tests: dict[str, str]
-    tests_passed: int | None
-    tests_total: int | None
-    agent_seconds: float
-    judge_seconds: float
-    test_seconds: float
-    harness_seconds: float
-    """Wall time of the whole job minus the agent's and the tests' own time."""
-    agent_exit_code: int | None
-    agent_timed_out: bool
-    judge_exit_code: int | None
-    error: str | None
-    usage: dict[str, Any]
-    logs: dict[str, str]
-    node_id: int | None = None
-    stage: int = 1
-    tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
-    """The static tamper scan of the patch (tamper_scan.py): warnings, not a verdict."""
-    tampered: bool = False
-    tamper_evidence: str | None = None
-    """The judge's `tampered` verdict (its canaries caught the patch interfering with the
-    test run) and what it saw: a failure, recorded, shown, never best nor exported."""
-    canaries: list[str] = field(default_factory=list)
-    """The judge's canary test names (drawn fresh per evaluation, `details["canaries"]`):
-    recorded so that no prompt ever shows them (dgm/jobs/diagnose.py)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EvalOutcome:
-        return cls(**data)
-
-    def to_evaluation(self, node_id: int, log_dir: str | None = None) -> Evaluation:
-        """The store's record of this outcome (log_dir relative to the run directory)."""
-        return Evaluation(
-            node_id=node_id,
-            task_id=self.task_id,
-            benchmark=self.benchmark,
-            resolved=self.resolved and not self.tampered,
-            stage=self.stage,
-            empty_patch=self.empty_patch,
-            tests_passed=self.tests_passed,
-            tests_total=self.tests_total,
-            agent_seconds=self.agent_seconds,
-            judge_seconds=self.judge_seconds,
-            cost_usd=float(self.usage.get("cost_usd", 0.0)),
-            error=self.error,
-            log_dir=log_dir,
-            job_id=self.job_id,
-            details={"tests": self.tests, "usage": self.usage, "language": self.language}
-            | ({"tamper_warnings": self.tamper_warnings} if self.tamper_warnings else {})
-            | ({"tamper_evidence": self.tamper_evidence} if self.tampered else {})
-            | ({"canaries": self.canaries} if self.canaries else {}),
-            tampered=self.tampered,
-        )
-
-
-def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
+def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
     """Run the agent on the task, judge its patch, write the artefacts, return the outcome.
 
     Agent and test failures (crash, timeout, a patch that does not apply) are outcomes;
@@ -180,14 +115,14 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
     backend = (ctx.backend if ctx else None) or job.backend
     log_dir = Path(job.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    limits = Limits(**job.limits)
+    limits = ResourceLimits(**job.limits)
     labels = {LABEL_RUN: job.run or "eval", LABEL_JOB: job_id}
     with tempfile.TemporaryDirectory(prefix="dgm-eval-") as tmp:
         workspace = Path(tmp) / "work"
-        base = kinds.prepare_workspace(task, workspace)
+        base = per_benchmark.prepare_workspace(task, workspace)
         extras = {}
         if job.agent.builtin == "oracle":
-            extras["reference.diff"] = kinds.reference_patch(task)
+            extras["reference.diff"] = per_benchmark.reference_patch(task)
         request = AgentRunRequest(
             agent_dir=Path(job.agent.path),
             image=task.image,
@@ -206,7 +141,7 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
     (log_dir / "agent_output.txt").write_text(agent.output)
     if agent.trajectory is not None:
         shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
-    verdict, test_output = kinds.judge(task, agent.patch, limits, backend, labels)
+    verdict, test_output = per_benchmark.judge(task, agent.patch, limits, backend, labels)
     (log_dir / "test_output.txt").write_text(test_output)
     error = agent.error or verdict.error
     empty = not agent.patch.strip()
@@ -217,32 +152,36 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> EvalOutcome:
     if agent.timed_out and not error:
         error = f"the agent was stopped at its {job.agent_timeout_s} s limit"
     total = time.monotonic() - started
-    outcome = EvalOutcome(
-        job_id=job_id,
+    warnings = scan_diff(agent.patch, role="solution")  # static: warnings, not a verdict
+    canaries = _canaries(verdict)  # recorded so that no prompt ever shows them (diagnose.py)
+    outcome = Evaluation(
+        node_id=job.node_id,
         task_id=task.id,
         benchmark=task.benchmark,
-        language=task.language,
         resolved=verdict.resolved and not verdict.tampered and agent.error is None and not empty,
+        stage=job.stage,
         empty_patch=empty,
-        tests=verdict.tests,
         tests_passed=verdict.tests_passed,
         tests_total=verdict.tests_total,
         agent_seconds=round(agent.seconds, 3),
         judge_seconds=round(verdict.seconds, 3),
-        test_seconds=round(verdict.test_seconds, 3),
-        harness_seconds=round(max(0.0, total - agent.seconds - verdict.test_seconds), 3),
-        agent_exit_code=agent.exit_code,
-        agent_timed_out=agent.timed_out,
-        judge_exit_code=verdict.exit_code,
         error=error,
-        usage=dict(NO_USAGE),
-        logs=_logs(log_dir),
-        node_id=job.node_id,
-        stage=job.stage,
-        tamper_warnings=scan_diff(agent.patch, role="solution"),
+        log_dir=str(log_dir),
+        job_id=job_id,
+        details={
+            "tests": verdict.tests,
+            "usage": dict(NO_USAGE),
+            "language": task.language,
+            "test_seconds": round(verdict.test_seconds, 3),
+            "harness_seconds": round(max(0.0, total - agent.seconds - verdict.test_seconds), 3),
+            "agent_exit_code": agent.exit_code,
+            "agent_timed_out": agent.timed_out,
+            "judge_exit_code": verdict.exit_code,
+        }
+        | ({"tamper_warnings": warnings} if warnings else {})
+        | ({"tamper_evidence": _evidence(verdict)} if verdict.tampered else {})
+        | ({"canaries": canaries} if canaries else {}),
         tampered=verdict.tampered,
-        tamper_evidence=_evidence(verdict) if verdict.tampered else None,
-        canaries=_canaries(verdict),
     )
     (log_dir / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome
@@ -266,12 +205,12 @@ def usage_of(gateway: Any, job_id: str) -> dict[str, Any]:
     }
 
 
-def with_usage(outcome: EvalOutcome, usage: dict[str, Any]) -> EvalOutcome:
+def with_usage(outcome: Evaluation, usage: dict[str, Any]) -> Evaluation:
     """The outcome with the gateway's usage figures, its result.json rewritten to match."""
-    outcome = replace(outcome, usage=usage)
-    result = outcome.logs.get("result")
-    if result and Path(result).parent.is_dir():
-        Path(result).write_text(json.dumps(outcome.to_dict(), indent=2))
+    cost = float(usage.get("cost_usd", 0.0))
+    outcome = replace(outcome, cost_usd=cost, details={**outcome.details, "usage": usage})
+    if outcome.log_dir and Path(outcome.log_dir).is_dir():
+        (Path(outcome.log_dir) / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome
 
 
@@ -284,10 +223,3 @@ def _evidence(verdict: Verdict) -> str:
 def _canaries(verdict: Verdict) -> list[str]:
     names = verdict.details.get("canaries")
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
-
-
-def _logs(log_dir: Path) -> dict[str, str]:
-    names = ("patch.diff", "test_output.txt", "agent_output.txt", "trajectory.json", "llm.jsonl")
-    logs = {n.split(".")[0]: str(log_dir / n) for n in names if (log_dir / n).exists()}
-    logs["result"] = str(log_dir / "result.json")
-    return logs

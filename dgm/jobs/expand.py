@@ -1,7 +1,7 @@
 """The expand job: one self-improvement step of a parent agent.
 
-    diagnose  evidence about the parent (see diagnose.py) -> problem statement,
-              through the gateway as role `diagnose`
+    diagnose  evidence about the parent (see diagnose.py) and its structured history
+              (history.py) -> problem statement, through the gateway as role `diagnose`
     solve     the PARENT's own agent runs `solve` in a sandbox on a writable git copy of
               its own source, with that problem statement (role `self_improve`)
     diff      the harness, not the agent, takes the diff of that copy
@@ -18,6 +18,7 @@ with their reason, to be recorded, never silently dropped.
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import tempfile
 import time
@@ -34,6 +35,7 @@ from dgm.jobs.diagnose import (
     parse_diagnosis,
     problem_statement,
 )
+from dgm.jobs.history import RENDER_LIMIT, HistoryError, render_history
 from dgm.jobs.llm_access import LLMAccess, chat
 from dgm.jobs.tamper_scan import scan_diff
 from dgm.safefs import escaping_links
@@ -51,6 +53,7 @@ SELF_IMPROVE_FOOTER = (
     "still pass, and add a test for what you change."
 )
 SMOKE_TIMEOUT_S = 300
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,9 @@ class ExpandJob:
     """Endpoint for the diagnosis call; None when the target needs no diagnosis."""
     self_improve_llm: LLMAccess | None = None
     """Endpoint the parent's agent uses while it edits its own code."""
+    history_dir: str | None = None
+    """The parent's structured history (dgm/jobs/history.py), written by the loop; not
+    part of the job id."""
 
     @property
     def id(self) -> str:
@@ -205,13 +211,24 @@ def run_expand(job: ExpandJob) -> ExpandResult:
 def _diagnose(job: ExpandJob) -> dict[str, str]:
     if job.diagnose_llm is None:
         raise ValueError("the diagnosis has no LLM endpoint")
-    request = diagnosis_request(job.target, Path(job.parent_code))
-    answer = chat(job.diagnose_llm, request)
+    answer = chat(job.diagnose_llm, job_diagnosis_request(job))
     log_dir = Path(job.log_dir)
     text = answer["choices"][0]["message"].get("content") or ""
     diagnosis = parse_diagnosis(text)
     (log_dir / "diagnosis.json").write_text(json.dumps(diagnosis, indent=2))
     return diagnosis
+
+
+def job_diagnosis_request(job: ExpandJob) -> dict[str, Any]:
+    """The diagnosis request of an expand job: its target, the parent's source and its
+    rendered history (a missing or broken history is only left out)."""
+    history = None
+    if job.history_dir:
+        try:
+            history = render_history(Path(job.history_dir), RENDER_LIMIT)
+        except HistoryError as exc:
+            log.warning("expand %s: the history is left out: %s", job.job_id, exc)
+    return diagnosis_request(job.target, Path(job.parent_code), history)
 
 
 def _smoke(

@@ -17,7 +17,7 @@ import logging
 import random
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,27 +27,28 @@ from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.jobs.group import group_experience_from_run
 from dgm.loop.executors import Outcome, Work
 from dgm.loop.harvest_tools import harvest_target
+from dgm.loop.history import budget_left, write_history
 from dgm.loop.job_factory import JobFactory
 from dgm.loop.recording import Recorder, describe_error
 from dgm.store import Run
-from dgm.strategies import Evaluate, Expand, SearchState
+from dgm.strategies import Evaluate, Expand, NodeId, SearchState
 
 log = logging.getLogger(__name__)
 
 
-def eval_job_id(node: str | int, task: str) -> str:
+def eval_job_id(node: NodeId, task: str) -> str:
     digest = hashlib.sha256(json.dumps([str(node), task]).encode()).hexdigest()[:10]
     return f"eval-{node}-{digest}"
 
 
 def expand_job_id(
-    parent: str | int, ordinal: int, target: dict[str, Any], group: Sequence[str] = ()
+    parent: NodeId, ordinal: int, target: dict[str, Any], group: Sequence[NodeId] = ()
 ) -> str:
     # What the target is about, not its evidence: trajectories and test output hold
     # timings that differ on every run, and a replay must make the same ids. A GEA group
-    # is part of the inputs.
+    # is part of the inputs. Ids hash as text, as they did when nodes had string ids.
     about = {"kind": target.get("kind"), "task_id": target.get("task_id")}
-    hashed = [str(parent), ordinal, about] + ([list(group)] if group else [])
+    hashed = [str(parent), ordinal, about] + ([[str(g) for g in group]] if group else [])
     inputs = json.dumps(hashed, sort_keys=True)
     return f"expand-{parent}-{hashlib.sha256(inputs.encode()).hexdigest()[:10]}"
 
@@ -73,6 +74,8 @@ class ActionJobs:
         self._checkout_lock = threading.Lock()
         self.last_job_id = ""
         """The id of the job `make` built last (the job order names it)."""
+        self.elapsed_s: Callable[[], float] | None = None
+        """The run's wall-clock time so far (all sessions), for the history's budget."""
 
     def resume(self, action: Expand | Evaluate, job_id: str) -> None:
         """Let the next job for `action` reuse `job_id` (it was in flight at a crash)."""
@@ -90,7 +93,7 @@ class ActionJobs:
             try:
                 log_dir = run.log_dir("eval", job_id)
                 code = self.node_code(action.node)
-                job = factory.eval_job(job_id, int(action.node), code, action.task, log_dir)
+                job = factory.eval_job(job_id, action.node, code, action.task, log_dir)
             except Exception as exc:  # the harness broke, not the agent
                 return self._broken(job_id, exc)
             return Work(factory.run_job, job, lambda r, e: self._settle_eval(job_id, job, r, e))
@@ -112,11 +115,12 @@ class ActionJobs:
         if refused is not None:
             return refused
         target = ImprovementTarget(**inputs["target"])
-        parent = int(action.parent)
+        parent = action.parent
         try:
             log_dir = run.log_dir("expand", job_id)
             code = self.node_code(action.parent)
-            job = factory.expand_job(job_id, parent, code, target, log_dir)
+            history = self._history(parent, int(inputs.get("ordinal") or 0), log_dir)
+            job = factory.expand_job(job_id, parent, code, target, log_dir, history_dir=history)
         except Exception as exc:
             return self._broken(job_id, exc)
         where = run.relative(log_dir)
@@ -164,14 +168,14 @@ class ActionJobs:
         message = str(exc) if isinstance(exc, DgmError) else f"{type(exc).__name__}: {exc}"
         return Work(_fail, Unbuildable(message), lambda r, e: self.recorder.crash(job_id, e))
 
-    def _ordinal(self, parent: str) -> int:
+    def _ordinal(self, parent: NodeId) -> int:
         """How many expansions of `parent` came before this one (this one is in flight)."""
         assert self.state is not None
         i = self.state.index(parent)
         s = self.state
         return int(s.child_count[i] + s.failed_expansions_of[i] + s.pending_expansions[i] - 1)
 
-    def _choose_target(self, parent: str, ordinal: int) -> ImprovementTarget:
+    def _choose_target(self, parent: NodeId, ordinal: int) -> ImprovementTarget:
         config = self.run.config
         if config.expand.harvest:  # tools the parent wrote in tasks it solved come first
             try:
@@ -185,7 +189,7 @@ class ActionJobs:
         rng = random.Random(f"{config.seed}:expand-{parent}-{ordinal}")
         sees_tests = config.expand.diagnosis_sees_tests
         return choose_target(
-            self.run.evaluations(int(parent)),
+            self.run.evaluations(parent),
             self.run.path,
             rng,
             task_statement=self.factory.task_statement,
@@ -193,13 +197,28 @@ class ActionJobs:
             hidden_sources=self.factory.hidden_sources,  # for redaction
         )
 
-    def node_code(self, node: str) -> Path:
+    def _history(self, parent: int, ordinal: int, log_dir: Path) -> Path | None:
+        """The parent's structured history in the job's log folder (dgm/loop/history.py);
+        the step can go without it, so a failure to write it is only logged."""
+        try:
+            elapsed = self.elapsed_s() if self.elapsed_s is not None else None
+            return write_history(
+                self.run, parent, ordinal, log_dir / "history",
+                task_statement=self.factory.task_statement,
+                hidden_sources=self.factory.hidden_sources,  # for redaction
+                budget=budget_left(self.run, elapsed),
+            )  # fmt: skip
+        except Exception as exc:
+            log.warning("expand of node %s: no history written: %s", parent, describe_error(exc))
+            return None
+
+    def node_code(self, node: NodeId) -> Path:
         """The node's codebase, checked out once per run into work/nodes/<id>."""
         dest = self.run.path / "work" / "nodes" / str(node)
         with self._checkout_lock:
             if not (dest / ".complete").exists():
                 if dest.exists():
                     shutil.rmtree(dest)
-                self.run.checkout(int(node), dest)
+                self.run.checkout(node, dest)
                 (dest / ".complete").touch()
         return dest

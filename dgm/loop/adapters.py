@@ -19,7 +19,7 @@ from dgm.benchmarks.stages import stages_for
 from dgm.errors import BudgetExceeded
 from dgm.jobs import run_job
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome, usage_of, with_usage
+from dgm.jobs.evaluate import AgentRef, EvalJob, usage_of, with_usage
 from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings
 from dgm.jobs.hidden_redaction import hidden_texts
 from dgm.jobs.llm_access import LLMAccess
@@ -81,7 +81,13 @@ class SandboxJobs(JobFactory):
         return replace(job, llm=llm)
 
     def expand_job(
-        self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path
+        self,
+        job_id: str,
+        parent: int,
+        code: Path,
+        target: ImprovementTarget,
+        log_dir: Path,
+        history_dir: Path | None = None,
     ) -> ExpandJob:
         expand = self.config.expand
         settings = ExpandSettings(
@@ -93,7 +99,10 @@ class SandboxJobs(JobFactory):
             limits=self.limits,
             backend=self.backend,
         )
-        job = ExpandJob(job_id, parent, str(code), target, str(log_dir), settings)
+        history = str(history_dir) if history_dir is not None else None
+        job = ExpandJob(
+            job_id, parent, str(code), target, str(log_dir), settings, history_dir=history
+        )
         if target.kind == "harvest":  # makes no LLM call: no endpoint at all
             return job
         diagnose = None
@@ -132,15 +141,15 @@ class SandboxJobs(JobFactory):
             self.gateway.unbind(endpoint)
 
     def settle(self, job: Any, result: Any) -> Evaluation | ExpandResult:
-        if isinstance(result, EvalOutcome):
+        if isinstance(result, Evaluation):
             job_id = Path(job.log_dir).name  # the loop's job id names the job's log folder
             outcome = with_usage(result, usage_of(self.gateway, job_id))
             if not outcome.resolved and self.run_budget_exhausted():
                 # Cut short by the run's dollar cap: no evidence against the agent. The job
                 # is not recorded and runs again on a resume with a higher cap.
                 raise BudgetExceeded("the run's dollar budget was reached during this task")
-            evaluation = outcome.to_evaluation(job.node_id, self.run.relative(Path(job.log_dir)))
-            return replace(evaluation, job_id=job_id)
+            where = self.run.relative(Path(job.log_dir))
+            return replace(outcome, node_id=job.node_id, log_dir=where, job_id=job_id)
         if result.status != "ok" and self.run_budget_exhausted():
             raise BudgetExceeded("the run's dollar budget was reached during this expansion")
         return result

@@ -28,11 +28,19 @@ from dgm.loop.scheduler import Scheduler
 from dgm.loop.stop_rules import StopReason
 from dgm.store import Run
 from dgm.store.selection import CONFIRMATION_KEY, SPLIT_KEY, held_out_tasks
-from dgm.strategies import Evaluate, FinalRule, SearchState, Strategy, TaskPlan, split_plan
+from dgm.strategies import (
+    Evaluate,
+    FinalRule,
+    NodeId,
+    SearchState,
+    Strategy,
+    TaskPlan,
+    split_plan,
+)
 from dgm.strategies.actions import Action
 from dgm.strategies.base import wait_or_stop
 
-_ROOT = "confirm-root"  # a stand-in parent: the candidates' tree does not matter here
+_ROOT: NodeId = -1  # a stand-in parent (no node has it): the candidates' tree does not matter
 
 
 def search_plan(run: Run, plan: TaskPlan) -> TaskPlan:
@@ -51,7 +59,7 @@ class ConfirmStrategy(Strategy):
 
     name = "confirm"
 
-    def __init__(self, candidates: list[str], final: FinalRule) -> None:
+    def __init__(self, candidates: list[NodeId], final: FinalRule) -> None:
         super().__init__(None, final)  # type: ignore[arg-type]  # no randomness
         self.candidates = candidates
 
@@ -62,14 +70,16 @@ class ConfirmStrategy(Strategy):
                 return Evaluate(node, tasks[0])
         return wait_or_stop(state, "every candidate evaluated on the held-out tasks")
 
-    def final_choice(self, state: SearchState, excluded: Collection[str] = ()) -> str:
+    def final_choice(  # type: ignore[override]  # None: nothing may ship
+        self, state: SearchState, excluded: Collection[NodeId] = ()
+    ) -> NodeId | None:
         """The best candidate on the held-out tasks; `excluded` (nodes the judge caught
-        tampering) are never chosen. "" when every candidate is excluded."""
+        tampering) are never chosen. None when every candidate is excluded."""
         n_tasks = len(state.plan.stage1)
         rule = FinalRule(self.final.quantile, min(self.final.min_evals, n_tasks))
         ranked = [c for c in rule.ranked(state) if c != _ROOT and c not in excluded]
         allowed = [c for c in self.candidates if c not in excluded]
-        return ranked[0] if ranked else (allowed[0] if allowed else "")
+        return ranked[0] if ranked else (allowed[0] if allowed else None)
 
 
 def confirm(
@@ -82,7 +92,7 @@ def confirm(
     on_complete: Callable[[Completion, SearchState], None] | None,
     should_stop: Callable[[], StopReason | None],
     workers: int | None = None,
-) -> str | None:
+) -> NodeId | None:
     """Run the confirmation stage after `search` ended on `state`; the chosen node, or None
     when the stage does not apply or could not finish (a limit, Ctrl-C)."""
     final = run.config.strategy.final
@@ -97,8 +107,8 @@ def confirm(
         run.event("confirmation_incomplete", reason="every candidate was caught tampering")
         return None
     wanted = set(candidates)
-    history = [(str(e.node_id), e.task_id, e.resolved) for e in run.evaluations()
-               if e.task_id in held and str(e.node_id) in wanted]  # fmt: skip
+    history = [(e.node_id, e.task_id, e.resolved) for e in run.evaluations()
+               if e.task_id in held and e.node_id in wanted]  # fmt: skip
     nodes = [(_ROOT, None)] + [(c, _ROOT) for c in candidates]
     held_state = SearchState.replay(TaskPlan(held), nodes, history)
     strategy = ConfirmStrategy(candidates, FinalRule(final.quantile, final.min_evals))
@@ -117,23 +127,23 @@ def confirm(
         run.event("confirmation_incomplete", reason=str(summary.stop_reason))
         return None
     chosen = strategy.final_choice(held_state, _tampered(run))  # held-out tampering too
-    if not chosen:
+    if chosen is None:
         run.event("confirmation_incomplete", reason="every candidate was caught tampering")
         return None
     verdict = {
-        "node": int(chosen),
+        "node": chosen,
         "held_out": list(held),
         "candidates": {c: list(held_state.own_counts(c)) for c in candidates},
         "search_choice": candidates[0],
         "quantile": final.quantile,
     }
     run.db.set_meta(CONFIRMATION_KEY, json.dumps(verdict))
-    run.event("confirmed", node=int(chosen), search_choice=candidates[0])
+    run.event("confirmed", node=chosen, search_choice=candidates[0])
     return chosen
 
 
-def _tampered(run: Run) -> set[str]:
-    return {str(n) for n in run.tampered_nodes()}
+def _tampered(run: Run) -> set[NodeId]:
+    return run.tampered_nodes()
 
 
 def _without(plan: TaskPlan, config: Any, held: set[str]) -> TaskPlan:

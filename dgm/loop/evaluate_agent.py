@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from dgm.jobs import run_job
-from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome, usage_of, with_usage
+from dgm.jobs.evaluate import AgentRef, EvalJob, usage_of, with_usage
 from dgm.jobs.llm_access import LLMAccess
 from dgm.loop.executors import Evaluated, Outcome, Work, make_executor
 from dgm.loop.scheduler import Scheduler
-from dgm.store.records import Score
-from dgm.strategies import Evaluate, SearchState, TaskPlan
+from dgm.store.records import Evaluation, Score
+from dgm.strategies import ROOT, Evaluate, NodeId, SearchState, TaskPlan
 from dgm.strategies.actions import Action, Stop
 
-OnDone = Callable[[EvalOutcome], None]
-AGENT = "0"
+OnDone = Callable[[Evaluation], None]
+AGENT = ROOT
 """The agent is the one node of the search state."""
 
 
@@ -37,7 +37,7 @@ class TaskList:
     def next_action(self, state: SearchState) -> Action:
         return Evaluate(AGENT, self.todo.pop(0)) if self.todo else Stop("every task evaluated")
 
-    def final_choice(self, state: SearchState) -> str:
+    def final_choice(self, state: SearchState) -> NodeId:
         return AGENT
 
 
@@ -55,11 +55,11 @@ def evaluate_agent(
     on_done: OnDone | None = None,
     executor: str = "thread",
     backend: str = "docker",
-) -> list[EvalOutcome]:
+) -> list[Evaluation]:
     """Run every task's eval job; outcomes come back in task order. `gateway` (started) is
     how an agent that calls an LLM reaches it; each job gets its own bound endpoint."""
     by_id = {t.id: t for t in tasks}
-    results: dict[str, EvalOutcome] = {}
+    results: dict[str, Evaluation] = {}
 
     def make_job(action: Evaluate) -> Work:
         task = by_id[action.task]
@@ -78,7 +78,7 @@ def evaluate_agent(
             endpoint = bind_eval_job(gateway, job)
             job = replace(job, llm=LLMAccess.of(endpoint))
 
-        def finish(outcome: EvalOutcome | None, error: BaseException | None) -> Outcome:
+        def finish(outcome: Evaluation | None, error: BaseException | None) -> Outcome:
             if endpoint is not None:
                 gateway.unbind(endpoint)
             if error is not None or outcome is None:
@@ -111,15 +111,13 @@ def bind_eval_job(gateway: Any, job: EvalJob) -> Any:
     )
 
 
-def failed_outcome(job: EvalJob, error: str) -> EvalOutcome:
+def failed_outcome(job: EvalJob, error: str) -> Evaluation:
     Path(job.log_dir).mkdir(parents=True, exist_ok=True)
-    outcome = EvalOutcome(
-        job_id=job.id, task_id=job.task.id, benchmark=job.task.benchmark,
-        language=job.task.language, resolved=False, empty_patch=True, tests={},
-        tests_passed=None, tests_total=None, agent_seconds=0.0, judge_seconds=0.0,
-        test_seconds=0.0, harness_seconds=0.0, agent_exit_code=None, agent_timed_out=False,
-        judge_exit_code=None, error=error, usage={}, logs={}, node_id=job.node_id,
-        stage=job.stage,
+    outcome = Evaluation(
+        node_id=job.node_id, task_id=job.task.id, benchmark=job.task.benchmark,
+        resolved=False, stage=job.stage, empty_patch=True, agent_seconds=0.0,
+        judge_seconds=0.0, error=error, log_dir=job.log_dir, job_id=job.id,
+        details={"tests": {}, "usage": {}, "language": job.task.language},
     )  # fmt: skip
     (Path(job.log_dir) / "result.json").write_text(json.dumps(outcome.to_dict(), indent=2))
     return outcome
@@ -132,7 +130,7 @@ class Summary:
     by_benchmark: dict[str, Score] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, outcomes: list[EvalOutcome]) -> Summary:
+    def of(cls, outcomes: list[Evaluation]) -> Summary:
         counts: dict[str, list[int]] = {}
         for o in outcomes:
             passed_total = counts.setdefault(o.language, [0, 0])
@@ -159,7 +157,7 @@ class Summary:
         }
 
 
-def write_results(out_dir: Path, header: dict[str, Any], outcomes: list[EvalOutcome]) -> Path:
+def write_results(out_dir: Path, header: dict[str, Any], outcomes: list[Evaluation]) -> Path:
     path = Path(out_dir) / "results.json"
     data = {
         **header,

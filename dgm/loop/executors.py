@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from dgm.strategies.actions import Job
+from dgm.strategies.state import NodeId
 
 
 @dataclass(frozen=True)
 class Expanded:
     """The expansion produced a valid child, recorded under id `child`."""
 
-    child: str
+    child: NodeId
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,16 @@ class JobFactory:
         raise NotImplementedError
 
     def expand_job(
-        self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path
+        self,
+        job_id: str,
+        parent: int,
+        code: Path,
+        target: ImprovementTarget,
+        log_dir: Path,
+        history_dir: Path | None = None,
     ) -> Any:
-        """The payload of one self-improvement step of `parent`."""
+        """The payload of one self-improvement step of `parent`; `history_dir` holds its
+        structured history (dgm/jobs/history.py), or None when it could not be written."""
         raise NotImplementedError
 
     def release(self, job: Any) -> None:

@@ -125,6 +125,7 @@ class MetaLoop:
         )
         self.recorder = Recorder(run, self.rules, self._cancelled)
         self.action_jobs = ActionJobs(run, jobs, self.recorder)
+        self.action_jobs.elapsed_s = self.clock.total_s
 
     def run(self) -> LoopSummary:
         run, config = self.run_store, self.config

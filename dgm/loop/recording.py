@@ -40,7 +40,7 @@ class Recorder:
         self.rules = rules
         self.cancelled = cancelled
         """A threading.Event: set once running jobs are being cancelled."""
-        self.codes: dict[str, str] = {}
+        self.codes: dict[int, str] = {}
         """New children's codebase ids (git trees), for the search state's twin rule."""
 
     def evaluation(self, job_id: str, evaluation: Any) -> Outcome:
@@ -86,9 +86,9 @@ class Recorder:
                 job_id=job_id,
                 meta=meta | _harvested(result),
             )
-            self._quietly(lambda: self.codes.__setitem__(str(node.id), run.code_id(node.id)))
+            self._quietly(lambda: self.codes.__setitem__(node.id, run.code_id(node.id)))
             self._quietly(lambda: run.event("node_added", node=node.id, parent=node.parent_id))
-            return Expanded(str(node.id))
+            return Expanded(node.id)
         if result.diff:  # a child that broke its own smoke test: kept for the record
             node = run.add_node(
                 parent, diff=result.diff, origin=result.problem_statement,

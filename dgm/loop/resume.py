@@ -7,7 +7,7 @@ from typing import Any
 
 from dgm.store import Run
 from dgm.store.selection import held_out_tasks
-from dgm.strategies import Evaluate, Expand, SearchState, TaskPlan
+from dgm.strategies import Evaluate, Expand, NodeId, SearchState, TaskPlan
 from dgm.strategies.state import BARREN_AFTER
 
 
@@ -16,28 +16,26 @@ def rebuild_state(run: Run, plan: TaskPlan, barren_after: int = BARREN_AFTER) ->
     evaluations on planned tasks, failed expansions (rejected children and jobs that made
     no child), and each code's barren streak, replayed in the order things happened."""
     all_nodes = run.nodes()
-    nodes = [(str(n.id), None if n.parent_id is None else str(n.parent_id))
-             for n in all_nodes if n.status == "active"]  # fmt: skip
-    history: list[tuple[float, str, str, str]] = []  # (when, what, node or parent, task)
+    nodes = [(n.id, n.parent_id) for n in all_nodes if n.status == "active"]
+    history: list[tuple[float, str, NodeId, str]] = []  # (when, what, node or parent, task)
     for n in all_nodes:
         if n.parent_id is None:
             continue
         if n.status == "active":
-            history.append((n.created_at, "child", str(n.id), ""))
+            history.append((n.created_at, "child", n.id, ""))
         else:  # a rejected child: a failed expansion of its parent
-            history.append((n.created_at, "failed", str(n.parent_id), ""))
+            history.append((n.created_at, "failed", n.parent_id, ""))
     for job in run.jobs(["done"]):
         if job.kind == "expand" and job.result and "node_id" not in job.result:
-            history.append((job.finished_at or 0.0, "failed", str(job.inputs["parent"]), ""))
+            history.append((job.finished_at or 0.0, "failed", int(job.inputs["parent"]), ""))
     planned = set(plan.stage1) | set(plan.stage2)
     active = {node for node, _ in nodes}
-    evaluations = [e for e in run.evaluations()
-                   if e.task_id in planned and str(e.node_id) in active]  # fmt: skip
-    history += [(e.created_at, "failed_task", str(e.node_id), e.task_id)
+    evaluations = [e for e in run.evaluations() if e.task_id in planned and e.node_id in active]
+    history += [(e.created_at, "failed_task", e.node_id, e.task_id)
                 for e in evaluations if not e.resolved]  # fmt: skip
     failed = [who for _, what, who, _ in history if what == "failed"]
-    codes = {str(k): v for k, v in run.code_ids().items()}
-    results = [(str(e.node_id), e.task_id, e.resolved) for e in evaluations]
+    codes = run.code_ids()
+    results = [(e.node_id, e.task_id, e.resolved) for e in evaluations]
     state = SearchState.replay(plan, nodes, _stage_order(results, plan), failed, codes=codes)
     state.barren_after = barren_after
     parents = {node: parent for node, parent in nodes}
@@ -47,17 +45,18 @@ def rebuild_state(run: Run, plan: TaskPlan, barren_after: int = BARREN_AFTER) ->
 
 
 def _barren_streaks(
-    history: list[tuple[float, str, str, str]],
-    parents: dict[str, str | None],
-    codes: dict[str, str],
-) -> dict[str, int]:
+    history: list[tuple[float, str, NodeId, str]],
+    parents: dict[NodeId, NodeId | None],
+    codes: dict[NodeId, str],
+) -> dict[NodeId, int]:
     """Each code's expansions without news since it last failed a new task, keyed by a
-    node with that code (SearchState's rule, replayed in time order)."""
+    node with that code (SearchState's rule, replayed in time order). A node without a
+    code id keys itself."""
     root = next(node for node, parent in parents.items() if parent is None)
     seen = {codes.get(root, root)}
-    streak: dict[str, int] = {}
-    holder: dict[str, str] = {codes.get(root, root): root}
-    failed_tasks: set[tuple[str, str]] = set()
+    streak: dict[NodeId | str, int] = {}
+    holder: dict[NodeId | str, NodeId] = {codes.get(root, root): root}
+    failed_tasks: set[tuple[NodeId | str, str]] = set()
     for _, what, who, task in history:
         if what == "failed_task":
             key = codes.get(who, who)
@@ -82,7 +81,7 @@ def _barren_streaks(
     return {holder[key]: count for key, count in streak.items() if key in holder}
 
 
-def _stage_order(evaluations: list[tuple[str, str, bool]], plan: TaskPlan) -> list:
+def _stage_order(evaluations: list[tuple[NodeId, str, bool]], plan: TaskPlan) -> list:
     """Stage-1 results before stage-2 ones, so replay opens stage 2 as the run did."""
     stage1 = set(plan.stage1)
     return [e for e in evaluations if e[1] in stage1] + [
@@ -93,19 +92,21 @@ def _stage_order(evaluations: list[tuple[str, str, bool]], plan: TaskPlan) -> li
 def in_flight_actions(run: Run, state: SearchState) -> list[tuple[Expand | Evaluate, str]]:
     """(action, job id) for every search job left queued or running (a GEA expansion with
     its group); jobs made obsolete by what was recorded since are cancelled instead, and
-    confirmation jobs (held-out tasks) are left to the confirmation stage."""
+    confirmation jobs (held-out tasks) are left to the confirmation stage. Node ids in the
+    inputs of rows written before ids were ints are strings: read as ints."""
     actions: list[tuple[Any, str]] = []
     held_out = set(held_out_tasks(run))
     for job in run.jobs(["queued", "running"]):
         if job.kind == "eval":
-            action: Expand | Evaluate = Evaluate(job.inputs["node"], job.inputs["task"])
+            action: Expand | Evaluate = Evaluate(int(job.inputs["node"]), job.inputs["task"])
             if action.task in held_out:
                 continue  # a confirmation job: the confirmation stage runs it again
             if action.node not in state.node_ids or action.task in state.results(action.node):
                 run.fail_job(job.id, "obsolete after resume", state="cancelled")
                 continue
         else:
-            action = Expand(job.inputs["parent"], tuple(job.inputs.get("group", ())))
+            group = tuple(int(g) for g in job.inputs.get("group", ()))
+            action = Expand(int(job.inputs["parent"]), group)
         run.event("job_resumed", job=job.id)
         actions.append((action, job.id))
     return actions

@@ -41,7 +41,7 @@ from dgm.loop.stop_rules import (
 )
 from dgm.strategies.actions import Evaluate, Expand, Job, Stop, Wait
 from dgm.strategies.base import Strategy
-from dgm.strategies.state import SearchState
+from dgm.strategies.state import NodeId, SearchState
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Scheduler:
         on_complete: Callable[[Completion, SearchState], None] | None = None,
         should_stop: Callable[[], StopReason | None] | None = None,
         expansions_before: int = 0,
-        code_of: Callable[[str], str | None] | None = None,
+        code_of: Callable[[NodeId], str | None] | None = None,
     ) -> None:
         """`make_job` turns an action into the executor's payload (default: the action);
         `on_complete` runs after each result is in the state (the production loop records

@@ -1,6 +1,6 @@
 """Sandboxes: hardened Docker containers, offline images, a local fallback.
 
-from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox, run_command
+from dgm.sandbox import ResourceLimits, Mount, SandboxSpec, open_sandbox, run_command
 
 spec = SandboxSpec(image="runtime", mounts=(Mount(agent_dir, "/agent"),))
 with open_sandbox(spec) as box:
@@ -10,11 +10,10 @@ with open_sandbox(spec) as box:
 
 from dgm.sandbox.images import resolve
 from dgm.sandbox.session import Sandbox, choose_backend, create_sandbox, open_sandbox, run_command
-from dgm.sandbox.spec import ExecResult, Limits, Mount, ResourceLimits, SandboxSpec
+from dgm.sandbox.spec import ExecResult, Mount, ResourceLimits, SandboxSpec
 
 __all__ = [
     "ExecResult",
-    "Limits",
     "Mount",
     "ResourceLimits",
     "Sandbox",

@@ -86,10 +86,6 @@ class ResourceLimits:
         )
 
 
-Limits = ResourceLimits
-"""The short name the sandbox's callers use."""
-
-
 @dataclass(frozen=True)
 class SandboxSpec:
     image: str = "runtime"
@@ -98,7 +94,7 @@ class SandboxSpec:
     env: dict[str, str] = field(default_factory=dict)
     workdir: str = "/work"
     user: str = "1000:1000"
-    limits: Limits = field(default_factory=Limits)
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
     labels: dict[str, str] = field(default_factory=dict)
     """Extra labels; use `dgm.run` and `dgm.job` to attribute the container."""
     network: bool = False
@@ -129,7 +125,7 @@ class ExecResult:
     exit_code: int
     """The command's exit status; -9 (or 137) when killed."""
     output: str
-    """stdout and stderr interleaved, capped at `Limits.max_output` (head + tail)."""
+    """stdout and stderr interleaved, capped at `ResourceLimits.max_output` (head + tail)."""
     timed_out: bool = False
     duration_s: float = 0.0
     oom_killed: bool = False

@@ -23,14 +23,14 @@ from dgm.loop.scheduler import Scheduler, SearchBudget
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import LandscapeParams, World
 from dgm.simulate.variants import variant
-from dgm.strategies import SearchState, make_strategy, split_plan
+from dgm.strategies import ROOT, NodeId, SearchState, make_strategy, split_plan
 
 
 @dataclass
 class SeedResult:
     strategy: str
     seed: int
-    shipped: str
+    shipped: NodeId
     shipped_true_rate: float
     best_true_rate: float
     """Best true rate of any agent made, shipped or not."""
@@ -77,7 +77,7 @@ def run_one(
     executor = SimulatedExecutor(world, durations_rng)
     limits = SearchBudget(max_evals=budget, expansion_cost=world.params.expansion_cost)
     curve: list[tuple[float, float, float]] = []
-    best = [world.true_rate("0")]
+    best = [world.true_rate(ROOT)]
     reached_at: list[float] = []
 
     scheduler: Scheduler

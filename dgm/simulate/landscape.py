@@ -34,7 +34,7 @@ import math
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from dgm.strategies.state import ROOT, TaskPlan
+from dgm.strategies.state import ROOT, NodeId, TaskPlan
 
 LOG_METAPROD_BOUND = 4.0
 
@@ -101,11 +101,11 @@ class World:
             zip(self.task_ids, world_rng.normal(0.0, params.difficulty_sd, n_tasks), strict=True)
         )
         self._d = np.array([self.difficulty[t] for t in self.task_ids])
-        self.theta: dict[str, float] = {ROOT: self._theta_for_rate(params.seed_rate)}
-        self.log_metaprod: dict[str, float] = {ROOT: 0.0}
-        self.parent: dict[str, str | None] = {ROOT: None}
-        self.skills: dict[str, frozenset[int]] = {ROOT: frozenset()}
-        self._true_rate: dict[str, float] = {}
+        self.theta: dict[NodeId, float] = {ROOT: self._theta_for_rate(params.seed_rate)}
+        self.log_metaprod: dict[NodeId, float] = {ROOT: 0.0}
+        self.parent: dict[NodeId, NodeId | None] = {ROOT: None}
+        self.skills: dict[NodeId, frozenset[int]] = {ROOT: frozenset()}
+        self._true_rate: dict[NodeId, float] = {}
 
     def plan(self) -> TaskPlan:
         s1 = self.params.stage1_tasks
@@ -114,21 +114,21 @@ class World:
         )
 
     # -- hidden truth ---------------------------------------------------------------------
-    def true_rate(self, node: str) -> float:
+    def true_rate(self, node: NodeId) -> float:
         rate = self._true_rate.get(node)
         if rate is None:
             rate = float(np.mean(_sigmoid(self.theta[node] - self._d)))
             self._true_rate[node] = rate
         return rate
 
-    def solve_probability(self, node: str, task: str) -> float:
+    def solve_probability(self, node: NodeId, task: str) -> float:
         return float(_sigmoid(self.theta[node] - self.difficulty[task]))
 
-    def metaproductivity(self, node: str) -> float:
+    def metaproductivity(self, node: NodeId) -> float:
         return math.exp(self.log_metaprod[node])
 
     # -- jobs -----------------------------------------------------------------------------
-    def expand(self, parent: str, group: tuple[str, ...] = ()) -> str | None:
+    def expand(self, parent: NodeId, group: tuple[NodeId, ...] = ()) -> NodeId | None:
         """Make a child of `parent` (improved alongside `group`); its id, or None when the
         expansion fails."""
         p, rng = self.params, self._mutation_rng
@@ -153,7 +153,7 @@ class World:
                 if rng.random() < p.p_transfer:
                     skills.add(k)
         delta += p.trait_gain * (len(skills) - len(self.skills[parent]))
-        child = str(len(self.theta))
+        child = len(self.theta)
         self.theta[child] = self.theta[parent] + delta
         self.skills[child] = frozenset(skills)
         log_m = (
@@ -165,7 +165,7 @@ class World:
         self.parent[child] = parent
         return child
 
-    def evaluate(self, node: str, task: str) -> bool:
+    def evaluate(self, node: NodeId, task: str) -> bool:
         real = bool(self._eval_rng.random() < self.solve_probability(node, task))
         if self.params.flaky_rate and self._eval_rng.random() < self.params.flaky_rate:
             return bool(self._eval_rng.random() < 0.5)

@@ -25,7 +25,7 @@ import numpy as np
 
 from dgm.errors import ConfigError
 from dgm.simulate.landscape import LandscapeParams
-from dgm.strategies.state import ROOT, TaskPlan
+from dgm.strategies.state import ROOT, NodeId, TaskPlan
 
 STAGE1_SIZE = 10
 
@@ -33,17 +33,17 @@ STAGE1_SIZE = 10
 @dataclass(frozen=True)
 class RecordedLandscape:
     params: LandscapeParams
-    parent: dict[str, str | None]
-    results: dict[str, dict[str, bool]]
+    parent: dict[NodeId, NodeId | None]
+    results: dict[NodeId, dict[str, bool]]
     stage1: tuple[str, ...]
     stage2: tuple[str, ...]
-    root: str
+    root: NodeId
     description: str
 
     def world(self, seed: int) -> RecordedWorld:
         return RecordedWorld(self, seed)
 
-    def rate(self, node: str) -> float:
+    def rate(self, node: NodeId) -> float:
         r = self.results.get(node, {})
         return (1.0 + sum(r.values())) / (2.0 + len(r))
 
@@ -54,12 +54,12 @@ def load_recorded(run_dir: str | Path, base: LandscapeParams) -> RecordedLandsca
     path = Path(run_dir)
     with Run.open(path) as run:  # names a missing or foreign folder in one line
         nodes = [n for n in run.nodes() if n.status == "active"]
-        parent = {str(n.id): None if n.parent_id is None else str(n.parent_id) for n in nodes}
-        results: dict[str, dict[str, bool]] = {k: {} for k in parent}
+        parent = {n.id: n.parent_id for n in nodes}
+        results: dict[NodeId, dict[str, bool]] = {k: {} for k in parent}
         counts: Counter[str] = Counter()
         for e in run.evaluations():
-            if str(e.node_id) in results:
-                results[str(e.node_id)][e.task_id] = e.resolved
+            if e.node_id in results:
+                results[e.node_id][e.task_id] = e.resolved
                 counts[e.task_id] += 1
         expansions = [j for j in run.jobs(["done"]) if j.kind == "expand"]
         failed = sum(1 for j in expansions if j.result and "node_id" not in j.result) + sum(
@@ -100,8 +100,8 @@ class RecordedWorld:
         mutation_ss, eval_ss = np.random.SeedSequence(seed).spawn(2)
         self._mutation_rng = np.random.default_rng(mutation_ss)
         self._eval_rng = np.random.default_rng(eval_ss)
-        self.recorded: dict[str, str] = {ROOT: land.root}  # simulated id -> recorded id
-        self.children: dict[str, list[str]] = {}
+        self.recorded: dict[NodeId, NodeId] = {ROOT: land.root}  # simulated id -> recorded
+        self.children: dict[NodeId, list[NodeId]] = {}
         for node, p in land.parent.items():
             if p is not None:
                 self.children.setdefault(p, []).append(node)
@@ -109,18 +109,18 @@ class RecordedWorld:
     def plan(self) -> TaskPlan:
         return TaskPlan(self.land.stage1, self.land.stage2, self.params.stage2_threshold)
 
-    def true_rate(self, node: str) -> float:
+    def true_rate(self, node: NodeId) -> float:
         return self.land.rate(self.recorded[node])
 
-    def expand(self, parent: str, group: tuple[str, ...] = ()) -> str | None:
+    def expand(self, parent: NodeId, group: tuple[NodeId, ...] = ()) -> NodeId | None:
         kids = self.children.get(self.recorded[parent], [])
         if self._mutation_rng.random() < self.params.failure_rate or not kids:
             return None
-        child = str(len(self.recorded))
+        child = len(self.recorded)
         self.recorded[child] = kids[int(self._mutation_rng.integers(len(kids)))]
         return child
 
-    def evaluate(self, node: str, task: str) -> bool:
+    def evaluate(self, node: NodeId, task: str) -> bool:
         recorded = self.recorded[node]
         known = self.land.results.get(recorded, {}).get(task)
         if known is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -41,9 +41,13 @@ class Node:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """The outcome of evaluating one node on one task."""
+    """The outcome of evaluating one node on one task: what the eval job returns
+    (dgm/jobs/evaluate.py) is what the store records. The loop fills in what only it knows
+    (its job id, the log folder relative to the run, the gateway's usage); the store, `id`
+    and `created_at`."""
 
-    node_id: int
+    node_id: int | None
+    """None for an agent that is no node of a run (`dgm eval` on a folder)."""
     task_id: str
     benchmark: str
     resolved: bool
@@ -56,9 +60,15 @@ class Evaluation:
     cost_usd: float = 0.0
     error: str | None = None
     log_dir: str | None = None
-    """Relative to the run directory."""
+    """The job's artefacts (patch.diff, test_output.txt, result.json, ...): relative to the
+    run directory once recorded, where the job wrote them before."""
     job_id: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    """What has no column: `language`, `tests` (name -> status), `usage` (the gateway's
+    count), `canaries` (never shown to a prompt), `tamper_warnings` (static scan),
+    `tamper_evidence`, and the job's own facts (`test_seconds`, `harness_seconds`: the
+    job's wall time minus the agent's and the tests' own, `agent_exit_code`,
+    `agent_timed_out`, `judge_exit_code`)."""
     id: int | None = None
     created_at: float | None = None
     tampered: bool = False
@@ -92,6 +102,26 @@ class Evaluation:
     @property
     def tamper_evidence(self) -> str:
         return str(self.details.get("tamper_evidence") or "no evidence recorded")
+
+    @property
+    def language(self) -> str:
+        return str(self.details.get("language") or "")
+
+    @property
+    def tests(self) -> dict[str, str]:
+        """The judge's status per test name."""
+        return dict(self.details.get("tests") or {})
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        return dict(self.details.get("usage") or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evaluation:
+        return cls(**data)
 
 
 @dataclass(frozen=True)

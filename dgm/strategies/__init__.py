@@ -21,7 +21,7 @@ from dgm.strategies.greedy import GreedyStrategy
 from dgm.strategies.hgm import HGMStrategy
 from dgm.strategies.plan import split_plan
 from dgm.strategies.random_search import RandomStrategy
-from dgm.strategies.state import ROOT, SearchState, TaskPlan
+from dgm.strategies.state import ROOT, NodeId, SearchState, TaskPlan
 
 STRATEGY_NAMES = ("hgm", "dgm", "greedy", "random", "gea", "adaptive")
 
@@ -87,6 +87,7 @@ __all__ = [
     "GreedyStrategy",
     "HGMStrategy",
     "Job",
+    "NodeId",
     "RandomStrategy",
     "SearchState",
     "Stop",

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dgm.strategies.state import NodeId
+
 
 @dataclass(frozen=True)
 class Expand:
     """Ask agent `parent` to improve its own code, making a child. `group`: the other
     parents improved alongside it (GEA), whose experience its improvement step sees."""
 
-    parent: str
-    group: tuple[str, ...] = ()
+    parent: NodeId
+    group: tuple[NodeId, ...] = ()
 
 
 @dataclass(frozen=True)
 class Evaluate:
     """Run agent `node` on benchmark task `task`."""
 
-    node: str
+    node: NodeId
     task: str
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from dgm.strategies.actions import WAIT, Action, Evaluate, Stop
 from dgm.strategies.final import FinalRule
-from dgm.strategies.state import SearchState
+from dgm.strategies.state import NodeId, SearchState
 
 
 class Strategy(ABC):
@@ -30,7 +30,7 @@ class Strategy(ABC):
     def next_action(self, state: SearchState) -> Action:
         """Expand(parent), Evaluate(node, task), Wait or Stop."""
 
-    def final_choice(self, state: SearchState) -> str:
+    def final_choice(self, state: SearchState) -> NodeId:
         """The id of the agent this strategy would ship if the run ended now: the best
         lower credible bound among nodes with enough evaluations (final.py)."""
         return self.final.choose(state)
@@ -62,7 +62,7 @@ def own_scores(state: SearchState) -> np.ndarray:
     return np.divide(state.own_successes[:n], evals, out=np.zeros(n, dtype=float), where=evals > 0)
 
 
-def best_by_score(state: SearchState, mask: np.ndarray | None = None) -> str:
+def best_by_score(state: SearchState, mask: np.ndarray | None = None) -> NodeId:
     """The archive node (or node of `mask`) with the highest own score; ties go to the node
     with more evaluations (more evidence), then to the older node. The root if none."""
     mask = archive_mask(state) if mask is None else mask

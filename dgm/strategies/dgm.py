@@ -25,7 +25,7 @@ import numpy as np
 
 from dgm.strategies.actions import WAIT, Action, Expand, Stop
 from dgm.strategies.base import Strategy, archive_mask, first_unevaluated, own_scores
-from dgm.strategies.state import SearchState
+from dgm.strategies.state import NodeId, SearchState
 
 ParentSelection = Literal["score_child_prop", "score_prop", "random", "best", "latest"]
 
@@ -63,7 +63,7 @@ class DGMStrategy(Strategy):
         self.k = children_per_generation
         self.parent_selection = parent_selection
         self.generation = 0  # 0 = evaluating the seed
-        self._planned: list[str] = []  # parents of this generation not yet expanded
+        self._planned: list[NodeId] = []  # parents of this generation not yet expanded
 
     def next_action(self, state: SearchState) -> Action:
         evaluation = first_unevaluated(state)
@@ -80,7 +80,7 @@ class DGMStrategy(Strategy):
         self._planned = parents[1:]
         return Expand(parents[0])
 
-    def choose_parents(self, state: SearchState) -> list[str]:
+    def choose_parents(self, state: SearchState) -> list[NodeId]:
         """The `k` parents of the next generation, drawn from the archive."""
         idx = np.flatnonzero(archive_mask(state) & state.expandable_column())
         if len(idx) == 0:

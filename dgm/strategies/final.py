@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dgm.scoring import beta_quantile, lower_bound
-from dgm.strategies.state import SearchState
+from dgm.strategies.state import NodeId, SearchState
 
 __all__ = ["FinalRule", "beta_quantile", "lower_bound"]  # the numbers live in dgm/scoring.py
 
@@ -24,7 +24,7 @@ class FinalRule:
     quantile: float = 0.1
     min_evals: int = 10
 
-    def ranked(self, state: SearchState, k: int | None = None) -> list[str]:
+    def ranked(self, state: SearchState, k: int | None = None) -> list[NodeId]:
         """Node ids that may ship, best lower bound first (ties: more evidence, older);
         the most-evaluated node alone when none has enough evaluations."""
         evals = state.evals_column()
@@ -40,7 +40,7 @@ class FinalRule:
         chosen = [state.node_id(int(i)) for i in idx[order]]
         return chosen if k is None else chosen[:k]
 
-    def choose(self, state: SearchState) -> str:
+    def choose(self, state: SearchState) -> NodeId:
         """`ranked(state, 1)[0]`, computing bounds only for nodes that could win: a bound
         never exceeds the posterior mean, so nodes are visited by mean, best first."""
         evals = state.evals_column()

@@ -27,7 +27,7 @@ import numpy as np
 
 from dgm.strategies.actions import Action, Expand
 from dgm.strategies.base import Strategy, archive_mask, first_unevaluated, wait_or_stop
-from dgm.strategies.state import SearchState
+from dgm.strategies.state import NodeId, SearchState
 
 
 def success_vectors(state: SearchState, nodes: Sequence[int]) -> np.ndarray:
@@ -59,7 +59,7 @@ CANDIDATE_POOL = 200
 
 @dataclass(frozen=True)
 class GroupChoice:
-    members: tuple[str, ...]
+    members: tuple[NodeId, ...]
     performance: tuple[float, ...]
     novelty: tuple[float, ...]
     """Each member's mean cosine distance to the archive when it was chosen."""
@@ -120,7 +120,7 @@ class GEAStrategy(Strategy):
 class MemberRecord:
     """What one group member did, for the others' improvement steps."""
 
-    node: str
+    node: NodeId
     change: str
     """The improvement that made it (its problem statement), shortened."""
     fixed: tuple[str, ...]
@@ -132,7 +132,7 @@ class MemberRecord:
 
 
 def member_record(
-    node: str,
+    node: NodeId,
     change: str,
     own: dict[str, bool],
     parent: dict[str, bool],

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-ROOT = "0"
+NodeId = int
+"""A node's id: the store's row id (the seed is 0), the same type everywhere."""
+
+ROOT: NodeId = 0
 """Id of the seed agent, as the store names it."""
 
 BARREN_AFTER = 3
@@ -52,7 +55,7 @@ class TaskPlan:
 class _Node:
     """The per-node facts that do not fit a numeric array."""
 
-    id: str
+    id: NodeId
     parent: int  # index of the parent, -1 for the root
     lineage: np.ndarray  # indices of the node and all its ancestors, up to the root
     children: list[int] = field(default_factory=list)
@@ -65,11 +68,11 @@ class SearchState:
     """Read by strategies, written only by the scheduler (or by replay)."""
 
     def __init__(
-        self, plan: TaskPlan, root: str = ROOT, capacity: int = 256, root_code: str | None = None
+        self, plan: TaskPlan, root: NodeId = ROOT, capacity: int = 256, root_code: str | None = None
     ) -> None:
         self.plan = plan
         self._nodes: list[_Node] = []
-        self._index: dict[str, int] = {}
+        self._index: dict[NodeId, int] = {}
         # Numeric per-node columns, grown by doubling. Index = insertion order.
         self.own_successes = np.zeros(capacity, dtype=np.int64)
         self.own_failures = np.zeros(capacity, dtype=np.int64)
@@ -98,10 +101,10 @@ class SearchState:
     def replay(
         cls,
         plan: TaskPlan,
-        nodes: Iterable[tuple[str, str | None]],
-        evaluations: Iterable[tuple[str, str, bool]] = (),
-        failed_expansions: Iterable[str] = (),
-        codes: Mapping[str, str] | None = None,
+        nodes: Iterable[tuple[NodeId, NodeId | None]],
+        evaluations: Iterable[tuple[NodeId, str, bool]] = (),
+        failed_expansions: Iterable[NodeId] = (),
+        codes: Mapping[NodeId, str] | None = None,
     ) -> SearchState:
         """Rebuild from recorded history: nodes as (id, parent) in creation order, the root
         first with parent None; evaluations as (node, task, solved); failed expansions by
@@ -127,7 +130,7 @@ class SearchState:
         return state
 
     # -- events -------------------------------------------------------------------------
-    def add_node(self, node_id: str, parent: str | None, code: str | None = None) -> bool:
+    def add_node(self, node_id: NodeId, parent: NodeId | None, code: str | None = None) -> bool:
         """Add a node; `code` identifies its codebase (a git tree), None: unlike any other.
         Returns whether the code is new to the tree."""
         if node_id in self._index:
@@ -159,21 +162,21 @@ class SearchState:
         self.code_group[i] = group
         return novel
 
-    def record_failed_expansion(self, parent: str) -> None:
+    def record_failed_expansion(self, parent: NodeId) -> None:
         i = self.index(parent)
         self.failed_expansions_of[i] += 1
         self.total_failed_expansions += 1
         self.barren_streak[self.code_group[i]] += 1
 
-    def set_barren_streak(self, node_id: str, count: int) -> None:
+    def set_barren_streak(self, node_id: NodeId, count: int) -> None:
         """Restore a count from recorded history (resume: replay does not keep the order of
         expansions and evaluations, which the count depends on)."""
         self.barren_streak[self.code_group[self.index(node_id)]] = count
 
-    def record_evaluation(self, node_id: str, task: str, solved: bool) -> None:
+    def record_evaluation(self, node_id: NodeId, task: str, solved: bool) -> None:
         self._record(node_id, task, solved, update_clades=True)
 
-    def _record(self, node_id: str, task: str, solved: bool, update_clades: bool) -> None:
+    def _record(self, node_id: NodeId, task: str, solved: bool, update_clades: bool) -> None:
         i = self.index(node_id)
         node = self._nodes[i]
         if task in node.results:
@@ -199,11 +202,13 @@ class SearchState:
         self.total_evals += 1
         self._maybe_open_stage2(i)
 
-    def expansion_started(self, parent: str) -> None:
+    def expansion_started(self, parent: NodeId) -> None:
         self.pending_expansions[self.index(parent)] += 1
         self.total_pending_expansions += 1
 
-    def expansion_finished(self, parent: str, child: str | None, code: str | None = None) -> None:
+    def expansion_finished(
+        self, parent: NodeId, child: NodeId | None, code: str | None = None
+    ) -> None:
         """`child` None: the expansion produced no valid child (recorded as a failure).
         `code` identifies the child's codebase; a child with code the tree already has is
         valid but new to nobody, so it counts towards the parent's barren streak."""
@@ -215,11 +220,11 @@ class SearchState:
         group = self.code_group[self.index(parent)]
         self.barren_streak[group] = 0 if novel else self.barren_streak[group] + 1
 
-    def expansion_abandoned(self, parent: str) -> None:
+    def expansion_abandoned(self, parent: NodeId) -> None:
         """The job broke for reasons outside the agent (infrastructure): nothing recorded."""
         self._release_expansion(parent)
 
-    def evaluation_started(self, node_id: str, task: str) -> None:
+    def evaluation_started(self, node_id: NodeId, task: str) -> None:
         i = self.index(node_id)
         node = self._nodes[i]
         if task in node.results or task in node.pending_tasks:
@@ -231,11 +236,11 @@ class SearchState:
         self.pending_evals[i] += 1
         self.total_pending_evals += 1
 
-    def evaluation_finished(self, node_id: str, task: str, solved: bool) -> None:
+    def evaluation_finished(self, node_id: NodeId, task: str, solved: bool) -> None:
         self.record_evaluation(node_id, task, solved)
         self._release_evaluation(node_id, task)
 
-    def evaluation_abandoned(self, node_id: str, task: str) -> None:
+    def evaluation_abandoned(self, node_id: NodeId, task: str) -> None:
         """The job broke outside the agent's control: the task becomes unevaluated again."""
         self._release_evaluation(node_id, task)
         self.todo_count[self.index(node_id)] += 1
@@ -249,38 +254,38 @@ class SearchState:
     def in_flight(self) -> int:
         return self.total_pending_evals + self.total_pending_expansions
 
-    def index(self, node_id: str) -> int:
+    def index(self, node_id: NodeId) -> int:
         try:
             return self._index[node_id]
         except KeyError:
             raise KeyError(f"no node {node_id!r} in the search state") from None
 
-    def node_id(self, index: int) -> str:
+    def node_id(self, index: int) -> NodeId:
         return self._nodes[index].id
 
     @property
-    def node_ids(self) -> list[str]:
+    def node_ids(self) -> list[NodeId]:
         return [node.id for node in self._nodes]
 
-    def parent(self, node_id: str) -> str | None:
+    def parent(self, node_id: NodeId) -> NodeId | None:
         p = self._nodes[self.index(node_id)].parent
         return None if p < 0 else self._nodes[p].id
 
-    def children(self, node_id: str) -> list[str]:
+    def children(self, node_id: NodeId) -> list[NodeId]:
         return [self._nodes[c].id for c in self._nodes[self.index(node_id)].children]
 
-    def results(self, node_id: str) -> dict[str, bool]:
+    def results(self, node_id: NodeId) -> dict[str, bool]:
         """The node's own results (a copy), never its descendants'."""
         return dict(self._nodes[self.index(node_id)].results)
 
-    def stage(self, node_id: str) -> int:
+    def stage(self, node_id: NodeId) -> int:
         return self._nodes[self.index(node_id)].stage
 
-    def open_tasks(self, node_id: str) -> Sequence[str]:
+    def open_tasks(self, node_id: NodeId) -> Sequence[str]:
         node = self._nodes[self.index(node_id)]
         return self.plan.stage1 + self.plan.stage2 if node.stage == 2 else self.plan.stage1
 
-    def unevaluated_tasks(self, node_id: str) -> list[str]:
+    def unevaluated_tasks(self, node_id: NodeId) -> list[str]:
         """Open tasks with neither a result nor a running evaluation, in plan order."""
         node = self._nodes[self.index(node_id)]
         return [
@@ -289,11 +294,11 @@ class SearchState:
             if t not in node.results and t not in node.pending_tasks
         ]
 
-    def own_counts(self, node_id: str) -> tuple[int, int]:
+    def own_counts(self, node_id: NodeId) -> tuple[int, int]:
         i = self.index(node_id)
         return int(self.own_successes[i]), int(self.own_failures[i])
 
-    def clade_counts(self, node_id: str) -> tuple[int, int]:
+    def clade_counts(self, node_id: NodeId) -> tuple[int, int]:
         i = self.index(node_id)
         return int(self.clade_successes[i]), int(self.clade_failures[i])
 
@@ -344,14 +349,14 @@ class SearchState:
             node.stage = 2
             self.todo_count[i] += len(plan.stage2)
 
-    def _release_expansion(self, parent: str) -> None:
+    def _release_expansion(self, parent: NodeId) -> None:
         i = self.index(parent)
         if self.pending_expansions[i] <= 0:
             raise ValueError(f"no expansion of {parent} is running")
         self.pending_expansions[i] -= 1
         self.total_pending_expansions -= 1
 
-    def _release_evaluation(self, node_id: str, task: str) -> None:
+    def _release_evaluation(self, node_id: NodeId, task: str) -> None:
         i = self.index(node_id)
         node = self._nodes[i]
         if task not in node.pending_tasks:

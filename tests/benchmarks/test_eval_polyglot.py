@@ -31,7 +31,7 @@ def test_oracle_passes_all_34_python_tasks(python_tasks: list, tmp_path: Path) -
     assert Summary.of(outcomes).by_language["python"].passed == 34
     for o in outcomes:
         assert not o.empty_patch and o.tests_total and o.tests_passed == o.tests_total
-    logs = Path(outcomes[0].logs["patch"]).parent
+    logs = Path(outcomes[0].log_dir)
     assert {"patch.diff", "test_output.txt", "result.json"} <= {p.name for p in logs.iterdir()}
     assert json.loads((logs / "result.json").read_text())["resolved"] is True
 
@@ -62,7 +62,7 @@ def test_a_hanging_agent_is_stopped_at_its_limit(python_tasks: list, tmp_path: P
     (agent / "agent.toml").write_text('[commands]\nsolve = "sleep 600"\n')
     job = EvalJob(AgentRef(str(agent)), python_tasks[2], str(tmp_path / "log"), agent_timeout_s=3)
     outcome = evaluate_task(job, EvalContext())
-    assert outcome.agent_timed_out and not outcome.resolved
+    assert outcome.details["agent_timed_out"] and not outcome.resolved
     assert "stopped at its 3 s limit" in outcome.error
     assert outcome.agent_seconds < 30
 

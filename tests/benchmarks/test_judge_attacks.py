@@ -15,13 +15,13 @@ from dgm.benchmarks import polyglot
 from dgm.benchmarks import polyglot_toolchains as chains
 from dgm.benchmarks.judge import judge_polyglot
 from dgm.benchmarks.task import Task
-from dgm.sandbox import Limits
+from dgm.sandbox import ResourceLimits
 from dgm.workspace_git import git_diff
 
 from .judge_attacks import ALL, EXERCISES, Attack
 
 pytestmark = pytest.mark.docker
-LIMITS = Limits(memory="3g", pids=1024)
+LIMITS = ResourceLimits(memory="3g", pids=1024)
 
 
 def _task(polyglot_dir: Path, language: str) -> Task:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import json
 import re
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from dgm.benchmarks import polyglot, polyglot_canaries, polyglot_reports
 from dgm.benchmarks.judge import JudgePlan, prepare_judge_tree, verdict_from
 from dgm.benchmarks.polyglot_canaries import Canary
 from dgm.sandbox.spec import ExecResult
+from dgm.store import Evaluation
 
 LANGS = ("python", "go", "rust", "cpp", "java", "javascript")
 NO_TESTS = {"go__counter"}
@@ -259,22 +261,34 @@ def test_report_lines_printed_by_the_tests_are_not_read() -> None:
     assert not verdict.resolved and "no per-test report" in verdict.error
 
 
-def test_eval_outcome_carries_tampering_and_the_canary_names() -> None:
-    from dgm.jobs.evaluate import EvalOutcome
+def test_the_eval_job_records_tampering_and_the_canary_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dgm.benchmarks import per_benchmark
+    from dgm.jobs import evaluate
+    from dgm.jobs.agent_run import AgentRunResult
 
     cases = {"adds": "PASSED", "subtracts": "PASSED", "small value": "PASSED",
              "edge zero": "PASSED"}  # fmt: skip
     verdict = _verdict(_output(0, {"report.xml": _junit(cases)}))
     assert verdict.tampered and set(verdict.details["canaries"]) == {"small value", "edge zero"}
-    outcome = EvalOutcome(
-        "eval-1", "cpp__x", "polyglot", "cpp", False, False, verdict.tests, 2, 2, 1.0, 1.0,
-        1.0, 0.1, 0, False, 0, None, {}, {}, tampered=True,
-        tamper_evidence=verdict.details["tamper_evidence"],
-        canaries=verdict.details["canaries"],
-    )  # fmt: skip
-    evaluation = outcome.to_evaluation(3)
-    assert not evaluation.resolved and evaluation.tampered
-    assert "must-fail canary" in evaluation.details["tamper_evidence"]
+    # The containers stood in for: the agent writes a patch, the judge returns this verdict.
+    patch = "diff --git a/x.cpp b/x.cpp\n"
+    monkeypatch.setattr(per_benchmark, "prepare_workspace", lambda task, dest: "base")
+    monkeypatch.setattr(
+        evaluate, "run_agent", lambda *a, **k: AgentRunResult(patch, 0, False, 0.5, "done", None)
+    )
+    monkeypatch.setattr(per_benchmark, "judge", lambda *a, **k: (verdict, "log"))  # fmt: skip
+    task = polyglot.Task("cpp__x", "polyglot", "cpp", "", "", "", "", 60, "/nowhere")
+    job = evaluate.EvalJob(evaluate.AgentRef(str(tmp_path)), task, str(tmp_path / "log"), node_id=3)
+    outcome = evaluate.evaluate_task(job)
+    # What the job returns is the store's record, as it is written to result.json.
+    assert (outcome.node_id, outcome.task_id, outcome.language) == (3, "cpp__x", "cpp")
+    assert not outcome.resolved and outcome.tampered
+    assert "must-fail canary" in outcome.details["tamper_evidence"]
+    assert set(outcome.details["canaries"]) == {"small value", "edge zero"}
+    saved = (tmp_path / "log" / "result.json").read_text()
+    assert Evaluation.from_dict(json.loads(saved)) == outcome
 
 
 def test_zero_expected_tests_is_never_resolved() -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.kinds import judge
+from dgm.benchmarks.per_benchmark import judge
 from dgm.benchmarks.swebench import SweBenchmark
-from dgm.sandbox import Limits
+from dgm.sandbox import ResourceLimits
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,7 +88,7 @@ ATTACKS = {
 def test_no_attack_resolves_a_real_instance(swe_ci: SweBenchmark, tmp_path: Path,
                                             attack: str) -> None:  # fmt: skip
     task = swe_ci.task(MARSHMALLOW)
-    verdict, log = judge(task, _patch(ATTACKS[attack], tmp_path), Limits(), "docker", {})
+    verdict, log = judge(task, _patch(ATTACKS[attack], tmp_path), ResourceLimits(), "docker", {})
     assert not verdict.resolved, (attack, verdict.details)
     if attack in ("conftest forcing passes", "test file edited", "pytest.ini with addopts"):
         assert verdict.details["dropped_hunks"], verdict.details
@@ -103,7 +103,7 @@ def test_gold_resolves_and_a_dropped_test_edit_beside_it_is_recorded(
 ) -> None:
     task = swe_ci.task(MARSHMALLOW)
     extra = _patch({"tests/test_fields.py": _append("# an agent's own test\n")}, tmp_path)
-    verdict, _ = judge(task, task.meta["patch"] + extra, Limits(), "docker", {})
+    verdict, _ = judge(task, task.meta["patch"] + extra, ResourceLimits(), "docker", {})
     assert verdict.resolved and not verdict.tampered, verdict.details
     assert [d["path"] for d in verdict.details["dropped_hunks"]] == ["tests/test_fields.py"]
     assert verdict.tests[F2P] == "PASSED"

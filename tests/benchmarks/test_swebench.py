@@ -29,9 +29,11 @@ def _official_verdict(task, outcome) -> bool:  # noqa: ANN001
     prediction = {
         "instance_id": task.id,
         "model_name_or_path": "dgm",
-        "model_patch": Path(outcome.logs["patch"]).read_text(),
+        "model_patch": Path(outcome.log_dir, "patch.diff").read_text(),
     }
-    report = get_eval_report(make_spec(task), prediction, outcome.logs["test_output"], True)
+    report = get_eval_report(
+        make_spec(task), prediction, str(Path(outcome.log_dir, "test_output.txt")), True
+    )
     return report[task.id]["resolved"]
 
 

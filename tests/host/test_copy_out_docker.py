@@ -11,7 +11,7 @@ import pytest
 from dgm.errors import SandboxError
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand import ExpandJob, ExpandSettings, run_expand
-from dgm.sandbox import Limits, SandboxSpec, open_sandbox
+from dgm.sandbox import ResourceLimits, SandboxSpec, open_sandbox
 from dgm.sandbox.orphans import LABEL_JOB
 
 from .conftest import FAKE_KEY
@@ -26,7 +26,7 @@ PLANTS = {
 
 
 def test_copy_out_refuses_links_hard_links_and_fifos(runtime_image, planted_key, tmp_path):
-    spec = SandboxSpec(limits=Limits(memory="256m", pids=64, disk="32m"),
+    spec = SandboxSpec(limits=ResourceLimits(memory="256m", pids=64, disk="32m"),
                        labels={LABEL_JOB: f"test-{uuid.uuid4().hex[:8]}"})  # fmt: skip
     with open_sandbox(spec) as box:
         for i, (kind, plant) in enumerate(PLANTS.items()):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from dgm.gateway import Gateway, JobBinding, register_script
 from dgm.jobs.diagnose import choose_target, diagnosis_request
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
 from dgm.jobs.hidden_redaction import hidden_texts
+from dgm.jobs.history import render_history
+from dgm.loop.history import write_history
 from dgm.report.html import write_report
 from dgm.store import Run
 
@@ -84,7 +87,7 @@ def test_hostile_agent_leaks_nothing(polyglot_dir, polyglot_image, planted_key, 
         test_output = (log_dir / "test_output.txt").read_text()
         assert CANARY in test_output  # the attack worked inside the judge ...
         assert not outcome.resolved
-        evaluation = run.record_evaluation(outcome.to_evaluation(0, run.relative(log_dir)))
+        evaluation = run.record_evaluation(replace(outcome, log_dir=run.relative(log_dir)))
         # The static scan names the reads of the hidden tests (a warning, not a verdict).
         assert "reads_tests" in {w["kind"] for w in evaluation.details["tamper_warnings"]}
 
@@ -102,10 +105,17 @@ def test_hostile_agent_leaks_nothing(polyglot_dir, polyglot_image, planted_key, 
         while target.kind != "task":
             target = choose_target([evaluation], run.path, random.Random(),
                                    hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
+        # (nor the improvement history it reads, written from the same logs),
+        history = write_history(run, 0, 0, tmp_path / "history",
+                                hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
+        for path in history.rglob("*"):
+            assert not path.is_symlink()
+            if path.is_file():
+                assert CANARY not in path.read_text() and FAKE_KEY not in path.read_text()
         with Gateway("scripted/capture", log_dir=tmp_path / "gw") as gateway:
             gateway.complete(JobBinding("r", "diag", role="diagnose"),
-                             diagnosis_request(target, agent))  # fmt: skip
-        assert prompts and "test_canary" in prompts[0]
+                             diagnosis_request(target, agent, render_history(history)))  # fmt: skip
+        assert prompts and "test_canary" in prompts[0] and "History of node 0" in prompts[0]
         assert CANARY not in prompts[0] and FAKE_KEY not in prompts[0]
 
         # and no log, report or archive object holds the key.

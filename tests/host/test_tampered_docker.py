@@ -1,10 +1,11 @@
 """With real Docker: a hostile agent patches pytest's reports from the package under test
 (a real SWE-bench instance). The real judge's canaries catch it; the `tampered` verdict and
-its evidence reach the EvalOutcome, result.json, run.sqlite and `dgm show` / `dgm export`.
+its evidence reach the Evaluation, result.json, run.sqlite and `dgm show` / `dgm export`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -16,9 +17,10 @@ import pytest
 
 from dgm.config import RunConfig
 from dgm.jobs.diagnose import TAMPER_HEADER, choose_target, diagnosis_request
-from dgm.jobs.evaluate import EvalOutcome
 from dgm.jobs.hidden_redaction import hidden_texts
-from dgm.store import Run, best_node
+from dgm.jobs.history import load_history, render_history
+from dgm.loop.history import write_history
+from dgm.store import Evaluation, Run, best_node
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,12 +74,12 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
     assert "1 task(s) TAMPERED with the test run" in evaluated.stdout
     assert "total        0/1" in evaluated.stdout
     result = json.loads((out / "results.json").read_text())["outcomes"][0]
-    outcome = EvalOutcome.from_dict(result)
+    outcome = Evaluation.from_dict(result)
     with Run.create(tmp_path / "run", RunConfig(name="forger"), seed) as run:
-        log_dir = Path(outcome.logs["result"]).parent
+        log_dir = Path(outcome.log_dir or "")
         assert outcome.tampered and not outcome.resolved, outcome
-        assert "must-fail" in (outcome.tamper_evidence or "")
-        saved = run.record_evaluation(outcome.to_evaluation(0, str(log_dir)))
+        assert "must-fail" in outcome.tamper_evidence
+        saved = run.record_evaluation(dataclasses.replace(outcome, node_id=0))
         assert saved.tampered and not saved.resolved
         assert "must-fail" in saved.details["tamper_evidence"]
         assert json.loads((log_dir / "result.json").read_text())["tampered"] is True
@@ -88,9 +90,16 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
         assert len(canaries) == 2 and canaries[1] in (log_dir / "test_output.txt").read_text()
         target = choose_target([saved], run.path, random.Random(0),
                                hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
-        prompt = json.dumps(diagnosis_request(target, agent))
-        assert target.tampered and TAMPER_HEADER in prompt
+        # Nor does the improvement history: the result says tampered, and nothing more.
+        history = write_history(run, 0, 0, tmp_path / "history",
+                                hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
+        assert load_history(history)["lineage"][0]["results"][0]["tampered"] is True
+        prompt = json.dumps(diagnosis_request(target, agent, render_history(history)))
+        assert target.tampered and TAMPER_HEADER in prompt and "caught tampering" in prompt
         assert not any(c in prompt for c in canaries) and "must-fail" not in prompt
+        for path in (p for p in history.rglob("*") if p.is_file()):
+            assert not any(c in path.read_text() for c in canaries), path
+            assert "must-fail" not in path.read_text(), path
     shown = subprocess.run([*dgm, "show", str(tmp_path / "run"), "0", "--no-diff"],
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert f"TAMPERED {MARSHMALLOW}" in shown.stdout and "must-fail" in shown.stdout

@@ -1,10 +1,10 @@
 """End to end: a judge's `tampered` verdict goes through the loop's real recording path
-(eval job -> EvalOutcome -> SandboxJobs.settle -> Recorder -> run.sqlite) and comes out
+(eval job -> Evaluation -> SandboxJobs.settle -> Recorder -> run.sqlite) and comes out
 loudly in `dgm show`, `dgm status`, `dgm tree` and the report; the node is never best,
 `dgm export` refuses it, and the next self-improvement diagnosis names the tampering
 without a line of the hidden tests.
 
-The agent container and the judge container are stood in for (`run_agent`, `kinds.judge`):
+The agent container and the judge container are stood in for (`run_agent`, `per_benchmark.judge`):
 the judge's own canary checks have their Docker tests (tests/benchmarks); this is about
 everything after its verdict."""
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import kinds
+from dgm.benchmarks import per_benchmark
 from dgm.benchmarks.task import Verdict
 from dgm.config import RunConfig
 from dgm.jobs import evaluate as evaluate_module
@@ -64,7 +64,7 @@ def _fake_judge(task, patch, limits, backend, labels) -> tuple[Verdict, str]:
 @pytest.fixture
 def tampered_run(tmp_path: Path, polyglot_dir: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(evaluate_module, "run_agent", _fake_agent)
-    monkeypatch.setattr(kinds, "judge", _fake_judge)
+    monkeypatch.setattr(per_benchmark, "judge", _fake_judge)
     ids = tmp_path / "ids.txt"
     ids.write_text("\n".join(TASKS) + "\n")
     seed = tmp_path / "seed"
@@ -84,7 +84,7 @@ def tampered_run(tmp_path: Path, polyglot_dir: Path, monkeypatch: pytest.MonkeyP
     outcomes = {}
     for node in (0, 1, FORGER):
         for task in TASKS:
-            outcomes[node, task] = actions.make(Evaluate(str(node), task)).run_here()
+            outcomes[node, task] = actions.make(Evaluate(node, task)).run_here()
     yield run, actions, outcomes
     run.close()
 

@@ -14,6 +14,7 @@ from dgm.config import RunConfig
 from dgm.jobs import job_from_dict, job_to_dict, run_job
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.loop.executors import ProcessExecutor, Ticket, Work
+from dgm.loop.history import write_history
 from dgm.paths import seed_agent_dir
 from dgm.store import Run
 from dgm.strategies import Evaluate
@@ -57,7 +58,7 @@ def _in_a_worker_process(job):
     with ProcessExecutor(1) as pool:
         got: list = []
         work = Work(run_job, job, lambda r, e: got.append((r, e)))
-        pool.submit(Ticket(0, Evaluate("0", TASK), work))
+        pool.submit(Ticket(0, Evaluate(0, TASK), work))
         pool.next_completion()
     result, error = got[0]
     assert error is None, error
@@ -105,10 +106,14 @@ def test_expand_job_runs_the_same_in_a_worker_process(world) -> None:
 
     def make(where: str):
         log = run.log_dir("expand", f"expand-{where}")
-        return jobs.expand_job(f"expand-{where}", 0, code, target, log)
+        history = write_history(run, 0, 0, log / "history")
+        return jobs.expand_job(f"expand-{where}", 0, code, target, log, history_dir=history)
 
     (job_a, a), (job_b, b) = _both_ways(jobs, make)
     assert job_a.diagnose_llm is not None and job_a.self_improve_llm is not None
+    for job in (job_a, job_b):  # the diagnosis read the parent's history, in both places
+        assert job.history_dir == str(Path(job.log_dir) / "history")
+        assert "History of node 0" in Path(job.log_dir, "llm-diagnose.jsonl").read_text()
     assert a.status == b.status == "ok", (a.reason, b.reason)
     assert a.diff == b.diff and "search_files" in a.diff
     assert a.problem_statement == b.problem_statement

@@ -100,6 +100,8 @@ class FakeJobs(JobFactory):
         self.empty_from_depth = empty_from_depth
         self.twins = twins
         self.calls: list[tuple[str, Any]] = []
+        self.histories: list[Path | None] = []
+        """The history folder each expand job got, in order."""
         self._endpoints: dict[str, Any] = {}
 
     def task_plan(self) -> TaskPlan:
@@ -132,9 +134,11 @@ class FakeJobs(JobFactory):
         return self._job("eval", job_id, node, code, log_dir, task=task)
 
     def expand_job(
-        self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path
-    ) -> FakeJob:
+        self, job_id: str, parent: int, code: Path, target: ImprovementTarget, log_dir: Path,
+        history_dir: Path | None = None,
+    ) -> FakeJob:  # fmt: skip
         self.calls.append(("expand", (parent, target.kind)))
+        self.histories.append(history_dir)
         return self._job("expand", job_id, parent, code, log_dir, target_kind=target.kind)
 
     def release(self, job: FakeJob) -> None:

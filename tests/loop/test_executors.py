@@ -55,7 +55,7 @@ def test_jobs_in_worker_processes_reach_the_gateway_by_endpoint(make_run) -> Non
 
 def test_the_process_executor_refuses_closures() -> None:
     with ProcessExecutor(1) as executor, pytest.raises(TypeError, match="plain data"):
-        executor.submit(Ticket(0, Evaluate("0", "t"), lambda: None))
+        executor.submit(Ticket(0, Evaluate(0, "t"), lambda: None))
 
 
 def test_an_unknown_executor_is_a_clear_error() -> None:

@@ -17,28 +17,28 @@ from tests.loop.fake_jobs import FakeJobs
 
 def test_a_parent_turns_barren_after_k_failures_and_a_new_result_revives_it() -> None:
     state = SearchState(TaskPlan(("a", "b")))
-    state.record_evaluation("0", "a", True)
+    state.record_evaluation(0, "a", True)
     for _ in range(BARREN_AFTER - 1):
-        state.expansion_started("0")
-        state.expansion_finished("0", None)
+        state.expansion_started(0)
+        state.expansion_finished(0, None)
     assert state.expandable_column().tolist() == [True]
-    state.expansion_started("0")
-    state.expansion_finished("0", None)
+    state.expansion_started(0)
+    state.expansion_finished(0, None)
     assert state.expandable_column().tolist() == [False]
-    state.record_evaluation("0", "b", False)  # a result on a new task: new material
+    state.record_evaluation(0, "b", False)  # a result on a new task: new material
     assert state.expandable_column().tolist() == [True]
 
 
 def test_twins_share_one_count_and_a_twin_child_is_nothing_new() -> None:
     state = SearchState(TaskPlan(("a",)), root_code="seed")
-    for child in ("1", "2", "3"):
-        state.expansion_started("0")
-        state.expansion_finished("0", child, code="x")  # all children the same code
+    for child in (1, 2, 3):
+        state.expansion_started(0)
+        state.expansion_finished(0, child, code="x")  # all children the same code
     # the first child was new, the next two were not
     assert state.barren_streak[state.code_group[0]] == 2
-    state.record_evaluation("1", "a", True)
-    state.record_evaluation("2", "a", True)  # the same task again: no news for code x
-    for parent in ("1", "2", "3"):
+    state.record_evaluation(1, "a", True)
+    state.record_evaluation(2, "a", True)  # the same task again: no news for code x
+    for parent in (1, 2, 3):
         state.expansion_started(parent)
         state.expansion_finished(parent, None)
     assert state.expandable_column().tolist() == [True, False, False, False]

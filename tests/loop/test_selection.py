@@ -83,9 +83,9 @@ class RecordingJobs(FakeJobs):
         self.targets: list[tuple[int, ImprovementTarget]] = []
 
     def expand_job(self, job_id: str, parent: int, code: Path, target: ImprovementTarget,
-                   log_dir: Path):  # fmt: skip
+                   log_dir: Path, history_dir: Path | None = None):  # fmt: skip
         self.targets.append((parent, target))
-        return super().expand_job(job_id, parent, code, target, log_dir)
+        return super().expand_job(job_id, parent, code, target, log_dir, history_dir)
 
 
 def test_gea_group_experience_reaches_the_improvement_input(make_run, tmp_path) -> None:

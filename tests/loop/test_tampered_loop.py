@@ -32,7 +32,7 @@ class TamperingJobs(FakeJobs):
         held = json.loads(self.run.db.get_meta(SPLIT_KEY) or '{"held_out": []}')["held_out"]
         started = [e for e in self.run.events(500) if e["kind"] == "confirmation_started"]
         candidates = started[-1]["candidates"] if started else []
-        picked = str(job.node) in (candidates[:1] if self.first_only else candidates)
+        picked = job.node in (candidates[:1] if self.first_only else candidates)
         if job.kind == "eval" and picked and job.task in held:
             return Evaluation(
                 node_id=job.node, task_id=job.task, benchmark="fake", resolved=True,

@@ -5,6 +5,7 @@ folder the head chose (plain files only)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,9 @@ import pytest
 from dgm.benchmarks.task import Task
 from dgm.distributed.parcel import Returned, pack, pack_logs, receive, unpack
 from dgm.errors import SandboxError
-from dgm.jobs.evaluate import AgentRef, EvalJob, EvalOutcome
+from dgm.jobs.evaluate import AgentRef, EvalJob
 from dgm.jobs.llm_access import LLMAccess
+from dgm.store import Evaluation
 
 
 def _job(tmp_path: Path) -> EvalJob:
@@ -48,16 +50,14 @@ def test_a_parcel_carries_the_folders_and_brings_the_logs_back(tmp_path) -> None
     (log_dir / "patch.diff").write_text("diff\n")
     (log_dir / "out").mkdir()
     (log_dir / "out" / "trajectory.json").write_text("[]")
-    outcome = EvalOutcome("x", "python__wordy", "polyglot", "python", True, False, {}, 1, 1,
-                          1.0, 1.0, 1.0, 0.1, 0, False, 0, None, {},
-                          {"patch": str(log_dir / "patch.diff")})  # fmt: skip
+    outcome = Evaluation(None, "python__wordy", "polyglot", True, log_dir=str(log_dir))
     returned = Returned(outcome, pack_logs(log_dir), str(log_dir), {"name": "b"})
     result = receive(parcel, returned)
     head_log = Path(job.log_dir)
     assert (head_log / "patch.diff").read_text() == "diff\n"
     assert (head_log / "out" / "trajectory.json").is_file()
-    assert result.logs["patch"] == str(head_log / "patch.diff")
-    assert result.logs["llm"] == str(head_log / "llm.jsonl")
+    assert result.log_dir == str(head_log)  # with the head gateway's llm.jsonl
+    assert (head_log / "llm.jsonl").is_file()
 
 
 def test_logs_with_a_link_are_refused_on_the_head(tmp_path) -> None:
@@ -78,3 +78,25 @@ def test_a_host_side_endpoint_points_at_the_relay_socket(tmp_path) -> None:
     there, _ = unpack(parcel, tmp_path / "node", lambda field, access: "/node/relay.sock")
     assert there.llm.url == "unix:///node/relay.sock"
     assert there.llm.env["DGM_LLM_URL"] == "unix:///node/relay.sock"
+
+
+def test_an_expansion_carries_its_history_and_goes_without_one(tmp_path) -> None:
+    from dgm.jobs.diagnose import ImprovementTarget
+    from dgm.jobs.expand import ExpandJob, ExpandSettings
+
+    parent, log_dir = tmp_path / "head" / "parent", tmp_path / "head" / "logs" / "expand-0-a"
+    parent.mkdir(parents=True)
+    (parent / "agent.toml").write_text("[agent]\n")
+    (log_dir / "history").mkdir(parents=True)
+    (log_dir / "history" / "history.json").write_text('{"format": "dgm-history/1"}')
+    job = ExpandJob("expand-0-a", 0, str(parent), ImprovementTarget("stochasticity"),
+                    str(log_dir), ExpandSettings(run="t", backend="local"),
+                    history_dir=str(log_dir / "history"))  # fmt: skip
+    there, _ = unpack(pack(job), tmp_path / "node", lambda field, access: "")
+    assert there.history_dir.startswith(str(tmp_path / "node"))
+    assert Path(there.history_dir, "history.json").read_text() == '{"format": "dgm-history/1"}'
+    bare = dataclasses.replace(job, history_dir=None)
+    assert set(pack(bare).trees) == {"parent_code"}
+    there, _ = unpack(pack(bare), tmp_path / "node2", lambda field, access: "")
+    assert there.history_dir is None and Path(there.parent_code, "agent.toml").is_file()
+    assert ExpandJob.from_dict(json.loads(json.dumps(job.to_dict()))) == job  # plain data

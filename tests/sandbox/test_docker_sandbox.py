@@ -15,13 +15,13 @@ import uuid
 import pytest
 
 from dgm.errors import SandboxError
-from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox, run_command
+from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox, run_command
 from dgm.sandbox.docker_client import docker_client
 from dgm.sandbox.orphans import LABEL_JOB, list_containers, sweep
 
 pytestmark = pytest.mark.docker
 
-SMALL = Limits(memory="256m", pids=64, disk="32m")
+SMALL = ResourceLimits(memory="256m", pids=64, disk="32m")
 
 
 def _spec(**changes) -> SandboxSpec:

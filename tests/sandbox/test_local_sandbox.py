@@ -7,11 +7,11 @@ import time
 import pytest
 
 from dgm.errors import SandboxError
-from dgm.sandbox import Limits, Mount, SandboxSpec, open_sandbox, run_command
+from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox, run_command
 from dgm.sandbox.local_backend import bwrap_path
 
 needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not installed")
-SPEC = SandboxSpec(limits=Limits(memory="1g", pids=256, disk="16m"))
+SPEC = SandboxSpec(limits=ResourceLimits(memory="1g", pids=256, disk="16m"))
 
 
 def test_runs_in_a_clean_environment(monkeypatch) -> None:

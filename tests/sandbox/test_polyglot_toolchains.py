@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks import polyglot_toolchains as tc
-from dgm.sandbox import Limits, SandboxSpec, open_sandbox
+from dgm.sandbox import ResourceLimits, SandboxSpec, open_sandbox
 
 pytestmark = pytest.mark.docker
 
@@ -34,7 +34,7 @@ def test_all_python_references_pass(runtime_image, polyglot_dir, tmp_path) -> No
         _workspace(polyglot_dir, "python", name, tmp_path / "all")
     command = tc.toolchain("python").test_command
     script = f'for d in */; do (cd "$d" && {command} >/dev/null 2>&1) && echo "PASS $d"; done'
-    with open_sandbox(SandboxSpec(image="runtime", limits=Limits(memory="2g"))) as box:
+    with open_sandbox(SandboxSpec(image="runtime", limits=ResourceLimits(memory="2g"))) as box:
         for workspace in sorted((tmp_path / "all").iterdir()):
             box.copy_in(workspace, "/work")
         result = box.exec(["/bin/sh", "-c", script], timeout=600)

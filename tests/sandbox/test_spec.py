@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dgm.errors import SandboxError
-from dgm.sandbox.spec import Limits, Mount, OutputBuffer, SandboxSpec, parse_size
+from dgm.sandbox.spec import Mount, OutputBuffer, ResourceLimits, SandboxSpec, parse_size
 
 
 def test_sizes_parse_with_units() -> None:
@@ -13,7 +13,7 @@ def test_sizes_parse_with_units() -> None:
     assert parse_size("4g") == 4 * 1024**3
     assert parse_size("1.5G") == int(1.5 * 1024**3)
     with pytest.raises(SandboxError, match="invalid memory limit"):
-        _ = Limits(memory="lots").memory_bytes
+        _ = ResourceLimits(memory="lots").memory_bytes
 
 
 def test_mount_parse_reads_mode_and_rejects_relative_target(tmp_path) -> None:
@@ -48,5 +48,5 @@ def test_limits_come_from_the_run_config() -> None:
     from dgm.config import RunConfig
 
     config = RunConfig.from_dict({"sandbox": {"memory": "2g", "pids": 100, "disk": "1g"}})
-    limits = Limits.from_config(config.sandbox)
+    limits = ResourceLimits.from_config(config.sandbox)
     assert (limits.memory_bytes, limits.pids, limits.disk_bytes) == (2 * 1024**3, 100, 1024**3)

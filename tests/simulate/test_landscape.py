@@ -11,7 +11,7 @@ from dgm.simulate.presets import PRESETS
 
 def children_of_root(params: LandscapeParams, n: int, seed: int = 0):
     world = World(params, seed)
-    kids = [world.expand("0") for _ in range(n)]
+    kids = [world.expand(0) for _ in range(n)]
     return world, kids
 
 
@@ -23,7 +23,7 @@ def test_mutation_distribution_matches_its_parameters():
     assert 1 - len(valid) / n == pytest.approx(
         params.failure_rate, abs=4 * math.sqrt(0.15 * 0.85 / n)
     )
-    deltas = np.array([world.theta[k] - world.theta["0"] for k in valid])
+    deltas = np.array([world.theta[k] - world.theta[0] for k in valid])
     up, same, down = deltas[deltas > 0], deltas[deltas == 0], deltas[deltas < 0]
     assert len(up) / len(valid) == pytest.approx(params.p_improve, abs=0.012)
     assert len(same) / len(valid) == pytest.approx(
@@ -38,9 +38,9 @@ def test_mutation_distribution_matches_its_parameters():
 def test_metaproductivity_raises_the_odds_of_improvement():
     params = LandscapeParams(metaprod_sd=0.0, failure_rate=0.0)
     world = World(params, 0)
-    world.log_metaprod["0"] = math.log(3.0)
-    kids = [world.expand("0") for _ in range(5000)]
-    improved = np.mean([world.theta[k] > world.theta["0"] for k in kids])
+    world.log_metaprod[0] = math.log(3.0)
+    kids = [world.expand(0) for _ in range(5000)]
+    improved = np.mean([world.theta[k] > world.theta[0] for k in kids])
     assert improved == pytest.approx(3 * params.p_improve, abs=0.03)
 
 
@@ -51,7 +51,7 @@ def test_coupling_sets_how_score_changes_relate_to_metaproductivity(preset, sign
     params = PRESETS[preset]
     world, kids = children_of_root(params, 6000, seed=3)
     valid = [k for k in kids if k is not None]
-    d_theta = np.array([world.theta[k] - world.theta["0"] for k in valid])
+    d_theta = np.array([world.theta[k] - world.theta[0] for k in valid])
     d_log_m = np.array([world.log_metaprod[k] for k in valid])  # the root's log m is 0
     if params.metaprod_sd == 0 and params.coupling == 0:
         assert np.all(d_log_m == 0)
@@ -66,19 +66,19 @@ def test_coupling_sets_how_score_changes_relate_to_metaproductivity(preset, sign
 def test_seed_rate_difficulties_and_bernoulli_evaluations():
     params = LandscapeParams(stage1_tasks=100, stage2_tasks=900, seed_rate=0.3)
     world = World(params, 7)
-    assert world.true_rate("0") == pytest.approx(0.3, abs=1e-6)
+    assert world.true_rate(0) == pytest.approx(0.3, abs=1e-6)
     difficulties = np.array(list(world.difficulty.values()))
     assert difficulties.std() == pytest.approx(params.difficulty_sd, rel=0.08)
     task = world.task_ids[0]
-    p = world.solve_probability("0", task)
-    draws = [world.evaluate("0", task) for _ in range(20000)]
+    p = world.solve_probability(0, task)
+    draws = [world.evaluate(0, task) for _ in range(20000)]
     assert np.mean(draws) == pytest.approx(p, abs=4 * math.sqrt(p * (1 - p) / 20000))
 
 
 def test_same_seed_same_world_and_the_plan_follows_the_stages():
     a, b = World(PRESETS["mismatch"], 11), World(PRESETS["mismatch"], 11)
     assert a.difficulty == b.difficulty
-    assert [a.expand("0") for _ in range(20)] == [b.expand("0") for _ in range(20)]
+    assert [a.expand(0) for _ in range(20)] == [b.expand(0) for _ in range(20)]
     assert a.theta == b.theta
     plan = a.plan()
     assert len(plan.stage1) == 10 and len(plan.stage2) == 40

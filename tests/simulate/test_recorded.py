@@ -41,18 +41,18 @@ def test_a_recorded_run_becomes_a_landscape(recorded_run):
     world = land.world(0)
     with Run.open(recorded_run) as run:
         seed_results = {e.task_id: e.resolved for e in run.evaluations(0)}
-        kids = {str(n.id) for n in run.nodes() if n.parent_id == 0 and n.status == "active"}
+        kids = {n.id for n in run.nodes() if n.parent_id == 0 and n.status == "active"}
     assert set(world.plan().stage1 + world.plan().stage2) <= set(TASKS)
     for task, solved in seed_results.items():  # recorded results are replayed as recorded
-        assert world.evaluate("0", task) == solved
-    child = next(c for c in (world.expand("0") for _ in range(20)) if c is not None)
+        assert world.evaluate(0, task) == solved
+    child = next(c for c in (world.expand(0) for _ in range(20)) if c is not None)
     assert world.recorded[child] in kids
-    assert world.true_rate(child) > world.true_rate("0")  # deeper fake agents are better
+    assert world.true_rate(child) > world.true_rate(0)  # deeper fake agents are better
 
 
 def test_simulate_from_run_compares_strategies_on_it(recorded_run):
     result = runner.invoke(app, ["simulate", "--from-run", str(recorded_run), "--strategies",
-                                 "hgm,dgm,hgm-own", "--budget", "40", "--seeds", "3"])  # fmt: skip
+                                 "hgm,dgm,hgm-own", "--budget", 40, "--seeds", 3])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "recorded run run" in result.output and "hgm-own" in result.output
 
@@ -71,10 +71,10 @@ def test_every_ablation_variant_runs_within_budget(name):
 
 def test_flaky_judge_reports_coins_and_keeps_true_rates():
     noisy, clean = World(PRESETS["flaky"], 3), World(PRESETS["mismatch"], 3)
-    assert noisy.true_rate("0") == pytest.approx(clean.true_rate("0"))
+    assert noisy.true_rate(0) == pytest.approx(clean.true_rate(0))
     easy = min(noisy.task_ids, key=lambda t: noisy.difficulty[t])
-    p = noisy.solve_probability("0", easy)
-    results = [noisy.evaluate("0", easy) for _ in range(4000)]
+    p = noisy.solve_probability(0, easy)
+    results = [noisy.evaluate(0, easy) for _ in range(4000)]
     # 70% of reports are the real result, 30% a fair coin.
     assert np.mean(results) == pytest.approx(0.7 * p + 0.3 * 0.5, abs=0.025)
 
@@ -83,13 +83,13 @@ def test_traits_transfer_only_within_a_group():
     world = World(PRESETS["transfer"], 0)
     donor = None
     for _ in range(200):  # grow an agent with a skill
-        child = world.expand("0")
+        child = world.expand(0)
         if child is not None and world.skills[child]:
             donor = child
             break
     assert donor is not None
-    alone = [world.expand("0") for _ in range(200)]
-    grouped = [world.expand("0", (donor,)) for _ in range(200)]
+    alone = [world.expand(0) for _ in range(200)]
+    grouped = [world.expand(0, (donor,)) for _ in range(200)]
     skill = next(iter(world.skills[donor]))
     share_alone = np.mean([skill in world.skills[c] for c in alone if c])
     share_grouped = np.mean([skill in world.skills[c] for c in grouped if c])

@@ -30,8 +30,8 @@ def test_lineage_attributes_and_clades(run: Run) -> None:
     assert (g.nodes[a]["passed"], g.nodes[a]["total"]) == (1, 1)
     # one clade count: the search state's, rebuilt from the store as the loop does
     state = rebuild_state(run, TaskPlan(("t1", "t2")))
-    assert state.clade_counts(str(a)) == (3, 0)
-    assert state.clade_counts("0") == (4, 1)
+    assert state.clade_counts(a) == (3, 0)
+    assert state.clade_counts(0) == (4, 1)
     assert lineage.clade(g, a) == {a, b}
     assert lineage.ancestry(g, b) == [0, a, b]
     # b: Beta(3,1) mean 0.75 beats a: Beta(2,1) 0.67; rejected c never best

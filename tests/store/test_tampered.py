@@ -45,9 +45,9 @@ def test_a_tampered_evaluation_is_recorded_as_a_failure_with_its_evidence(run: R
     assert run.tampered_evaluations(1) == []
     # Every strategy reads the search state, which counts it as a failure; so does the
     # simulator replaying a recorded run.
-    state = SearchState.replay(TaskPlan(("t",)), [("0", None)], [("0", "t", saved.resolved)])
-    assert state.own_counts("0") == (0, 1)
-    assert load_recorded(run.path, LandscapeParams()).results["0"] == {"t": False}
+    state = SearchState.replay(TaskPlan(("t",)), [(0, None)], [(0, "t", saved.resolved)])
+    assert state.own_counts(0) == (0, 1)
+    assert load_recorded(run.path, LandscapeParams()).results[0] == {"t": False}
 
 
 def test_a_tampered_node_is_never_best_even_with_a_perfect_score(run: Run) -> None:

@@ -18,9 +18,9 @@ class ReferenceHGM:
 
     def __init__(self, alpha: float) -> None:
         self.alpha = alpha
-        self.nodes: dict[str, str | None] = {"0": None}
-        self.utility: dict[str, list[int]] = {"0": []}
-        self.submitted: dict[str, set[str]] = {"0": set()}
+        self.nodes: dict[int, int | None] = {0: None}
+        self.utility: dict[int, list[int]] = {0: []}
+        self.submitted: dict[int, set[str]] = {0: set()}
         self.n_task_evals = 0
         self.n_pending_expands = 0
 
@@ -31,25 +31,25 @@ class ReferenceHGM:
     def start_expand(self) -> None:
         self.n_pending_expands += 1
 
-    def finish_expand(self, parent: str, child: str | None) -> None:
+    def finish_expand(self, parent: int, child: int | None) -> None:
         self.n_pending_expands -= 1
         if child is not None:  # `if child_commit != "failed"`: only then a Node
             self.nodes[child] = parent
             self.utility[child] = []
             self.submitted[child] = set()
 
-    def start_eval(self, node: str, task: str) -> None:
+    def start_eval(self, node: int, task: str) -> None:
         self.submitted[node].add(task)
         self.n_task_evals += 1
 
-    def finish_eval(self, node: str, solved: bool) -> None:
+    def finish_eval(self, node: int, solved: bool) -> None:
         self.utility[node].append(int(solved))
 
-    def descendants(self, node: str) -> list[str]:
+    def descendants(self, node: int) -> list[int]:
         kids = [c for c, p in self.nodes.items() if p == node]
         return kids + [d for k in kids for d in self.descendants(k)]
 
-    def expansion_candidates(self) -> dict[str, tuple[float, float]]:
+    def expansion_candidates(self) -> dict[int, tuple[float, float]]:
         """`mean_utility > 0` nodes; TS_sample's alphas/betas on the node's own plus all
         descendants' measures (tree.py's double-count and dropped node are fixed)."""
         out = {}
@@ -59,7 +59,7 @@ class ReferenceHGM:
                 out[node] = (1 + sum(pooled), 1 + len(pooled) - sum(pooled))
         return out
 
-    def evaluation_candidates(self) -> dict[str, tuple[float, float]]:
+    def evaluation_candidates(self) -> dict[int, tuple[float, float]]:
         """`len(submitted_ids[node]) < total_num_tasks`; TS on own utility_measures."""
         return {
             node: (1 + sum(m), 1 + len(m) - sum(m))
@@ -68,12 +68,12 @@ class ReferenceHGM:
         }
 
 
-def ours_expansion(strategy: HGMStrategy, state: SearchState) -> dict[str, tuple[float, float]]:
+def ours_expansion(strategy: HGMStrategy, state: SearchState) -> dict[int, tuple[float, float]]:
     idx, a, b = strategy.expansion_posterior(state)
     return {state.node_id(int(i)): (float(x), float(y)) for i, x, y in zip(idx, a, b, strict=True)}
 
 
-def ours_evaluation(state: SearchState) -> dict[str, tuple[float, float]]:
+def ours_evaluation(state: SearchState) -> dict[int, tuple[float, float]]:
     out = {}
     for i in np.flatnonzero(state.todo_count[: state.size] > 0):
         s, f = int(state.own_successes[i]), int(state.own_failures[i])
@@ -89,8 +89,8 @@ def test_same_decisions_as_the_reference_formulas(seed):
     state = SearchState(TaskPlan(TASKS))
     state.barren_after = 10**9  # the reference re-expands barren parents (state.py)
     ours = HGMStrategy(np.random.default_rng(0), alpha=alpha)
-    running_evals: list[tuple[str, str]] = []
-    running_expands: list[str] = []
+    running_evals: list[tuple[int, str]] = []
+    running_expands: list[int] = []
     decisions = 0
     for _ in range(300):
         assert ours.wants_expansion(state) == ref.should_expand()
@@ -101,7 +101,7 @@ def test_same_decisions_as_the_reference_formulas(seed):
         if kind == 0:  # start an evaluation of a random node with an open task
             open_nodes = [n for n in state.node_ids if state.unevaluated_tasks(n)]
             if open_nodes:
-                node = str(rng.choice(open_nodes))
+                node = int(rng.choice(open_nodes))
                 task = str(rng.choice(state.unevaluated_tasks(node)))
                 state.evaluation_started(node, task)
                 ref.start_eval(node, task)
@@ -112,13 +112,13 @@ def test_same_decisions_as_the_reference_formulas(seed):
             state.evaluation_finished(node, task, solved)
             ref.finish_eval(node, solved)
         elif kind == 2:  # start an expansion
-            parent = str(rng.choice(state.node_ids))
+            parent = int(rng.choice(state.node_ids))
             state.expansion_started(parent)
             ref.start_expand()
             running_expands.append(parent)
         elif running_expands:  # one finishes: a valid child, or a failure (30%)
             parent = running_expands.pop(int(rng.integers(len(running_expands))))
-            child = None if rng.random() < 0.3 else str(state.size + len(running_expands) + 100)
+            child = None if rng.random() < 0.3 else state.size + len(running_expands) + 100
             child = None if child in state.node_ids else child
             state.expansion_finished(parent, child)
             ref.finish_expand(parent, child)

@@ -150,7 +150,7 @@ def test_local_executor_runs_real_thread_jobs_and_contains_crashes():
             if isinstance(action, Expand):
                 with lock:
                     made[0] += 1
-                    return Expanded(str(made[0])) if made[0] % 3 else ExpansionFailed("no diff")
+                    return Expanded(made[0]) if made[0] % 3 else ExpansionFailed("no diff")
             if action.task == "c" and not crashed:
                 crashed.append(action)
                 raise RuntimeError("docker went away")
@@ -169,8 +169,8 @@ def test_local_executor_runs_real_thread_jobs_and_contains_crashes():
             make_job=make_job,
         ).run()
     assert summary.stop_reason == "node limit reached"
-    assert crashed and state.results("0")["c"] is True  # retried after the crash
-    assert state.own_counts("0") == (7, 1)  # stage 1 (4/5) opened stage 2 (3/3)
+    assert crashed and state.results(0)["c"] is True  # retried after the crash
+    assert state.own_counts(0) == (7, 1)  # stage 1 (4/5) opened stage 2 (3/3)
     assert state.total_failed_expansions >= 1
     assert summary.finished_at >= summary.started_at
 
@@ -182,7 +182,7 @@ def test_unexpected_outcome_type_is_a_bug_not_silence():
             t, i, c = self._heap[-1]
             self._heap[-1] = (t, i, Completion(c.ticket, JobCrashed("x"), 0, 0))
             if isinstance(ticket.action, Evaluate):
-                self._heap[-1] = (t, i, Completion(c.ticket, Expanded("9"), 0, 0))
+                self._heap[-1] = (t, i, Completion(c.ticket, Expanded(9), 0, 0))
 
     world = World(PRESETS["flat"], 0)
     state = SearchState(world.plan())

@@ -6,13 +6,13 @@ from pathlib import Path
 
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
-from dgm.sandbox import Limits
+from dgm.sandbox import ResourceLimits
 
-KINDS = ("polyglot", "swebench")
+BENCHMARKS = ("polyglot", "swebench")
 
 
 def _check(task: Task) -> None:
-    if task.benchmark not in KINDS:
+    if task.benchmark not in BENCHMARKS:
         raise DgmError(f"task {task.id} has unknown benchmark {task.benchmark!r}")
 
 
@@ -38,7 +38,7 @@ def reference_patch(task: Task) -> str:
 
 
 def judge(
-    task: Task, patch: str, limits: Limits, backend: str, labels: dict[str, str]
+    task: Task, patch: str, limits: ResourceLimits, backend: str, labels: dict[str, str]
 ) -> tuple[Verdict, str]:
     """Judge `patch` in a fresh container: (verdict, the full test output)."""
     _check(task)
