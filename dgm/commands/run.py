@@ -65,6 +65,13 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Offline and free: the built-in scripted model.")
     ] = False,
+    dry_run_world: Annotated[
+        str | None, typer.Option(help="The dry run's scripted world: capability | toolmaker.")
+    ] = None,
+    harvest: Annotated[
+        bool | None,
+        typer.Option("--harvest/--no-harvest", help="Keep runtime tools as children (default on)."),
+    ] = None,
     executor: Executor = None,
     ray_address: RayAddress = None,
     price: PriceOption = None,
@@ -92,9 +99,10 @@ def run(
         "limits.max_expansions": max_expansions,
         "limits.budget_usd": budget_usd,
         "limits.max_hours": max_hours,
+        "expand.harvest": harvest,
     }
     cfg, run_dir = new_run_config(
-        base, run_dir, overrides, dry_run=dry_run,
+        base, run_dir, overrides, dry_run=dry_run, dry_run_world=dry_run_world,
         subset_given=subset is not None, config_given=config is not None,
     )  # fmt: skip
     cfg = cfg.with_price(cfg.llm.model, price)  # kept in run.toml for resume

@@ -112,7 +112,7 @@ class ExpandJob:
         )
 
     def needs_diagnosis(self) -> bool:
-        return self.target.kind not in SPECIAL_STATEMENTS
+        return self.target.kind not in SPECIAL_STATEMENTS and self.target.kind != "harvest"
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,8 @@ class ExpandResult:
     seconds: float = 0.0
     tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
     """The static tamper scan of the child's diff (tamper_scan.py, role `agent`)."""
+    harvested_tools: list[str] = field(default_factory=list)
+    """A harvest expansion (harvest.py): the runtime tools the child keeps."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,6 +139,10 @@ class ExpandResult:
 
 
 def run_expand(job: ExpandJob) -> ExpandResult:
+    if job.target.kind == "harvest":  # no diagnosis, no agent run, no LLM call
+        from dgm.jobs.harvest import run_harvest
+
+        return run_harvest(job)
     started = time.monotonic()
     job_id, target, settings = job.job_id, job.target, job.settings
     parent_code, log_dir = Path(job.parent_code), Path(job.log_dir)

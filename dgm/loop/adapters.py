@@ -103,6 +103,8 @@ class SandboxJobs(JobFactory):
         job = ExpandJob(
             job_id, parent, str(code), target, str(log_dir), settings, history_dir=history
         )
+        if target.kind == "harvest":  # makes no LLM call: no endpoint at all
+            return job
         diagnose = None
         if job.needs_diagnosis():
             diagnose = self._bind(

@@ -41,10 +41,9 @@ def start_gateway(
     """A started gateway for `dgm eval`'s agent (the dry run's scripted model registered
     when that is the model); `price` ($/Mtok in, out) for a model the table lacks."""
     from dgm.gateway import Gateway
+    from dgm.scripted.worlds import is_world_model, register
 
-    if model == "scripted/capability":  # the dry run's scripted model
-        from dgm.scripted.dry_run import register
-
+    if is_world_model(model):  # a dry run's scripted model
         register(task_lookup)
     prices = {model: price} if price else None
     return Gateway(model, run="eval", log_dir=out / "logs", port=None, prices=prices).start()

@@ -19,10 +19,10 @@ def preflight(config: RunConfig) -> None:
 
     bench = config.benchmark
     benchmark = load_benchmark(bench.name, bench.data, bench.test_timeout_s)
-    if "scripted/capability" in (config.llm.model, config.llm.diagnose_model):
-        from dgm.scripted.dry_run import register  # the scripted model plays the LLM
+    from dgm.scripted.worlds import is_world_model, register
 
-        register(benchmark.task)
+    if any(is_world_model(m) for m in (config.llm.model, config.llm.diagnose_model)):
+        register(benchmark.task)  # a dry run's scripted model plays the LLM
     # Building the backends checks model strings, API keys and prices; no port is opened.
     Gateway.from_config(
         config, run=config.name, log_dir=None, on_usage=None, port=None

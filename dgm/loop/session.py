@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dgm.config import RunConfig
+from dgm.errors import DgmError
 from dgm.loop.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
 from dgm.loop.meta_loop import MetaLoop
 from dgm.paths import default_run_dir
@@ -25,23 +26,29 @@ def new_run_config(
     overrides: dict[str, Any],
     *,
     dry_run: bool = False,
+    dry_run_world: str | None = None,
     subset_given: bool = False,
     config_given: bool = False,
 ) -> tuple[RunConfig, Path]:
     """The config of a new run and its directory (default: archive/<name>-<timestamp>).
-    The dry run plays every model with the built-in scripted model, on the dry-run
-    tasks, within 16 evaluations unless a limit is given."""
+    The dry run plays every model with the built-in scripted model (`dry_run_world`,
+    default capability: dgm/scripted/worlds.py), on the dry-run tasks, within 16
+    evaluations unless a limit is given."""
     if run_dir is None:
         name = f"{base.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_dir = default_run_dir(name)
     else:
         name = run_dir.name
     overrides = {"name": name, **overrides}
+    if dry_run_world is not None and not dry_run:
+        raise DgmError("--dry-run-world needs --dry-run", "add --dry-run")
     if dry_run:
-        from dgm.scripted.dry_run import DRY_RUN_SUBSETS, SCRIPT_NAME
+        from dgm.scripted.dry_run import DRY_RUN_SUBSETS
+        from dgm.scripted.worlds import world_model
 
-        overrides["llm.model"] = f"scripted/{SCRIPT_NAME}"
-        overrides["llm.diagnose_model"] = f"scripted/{SCRIPT_NAME}"
+        model = world_model(dry_run_world)
+        overrides["llm.model"] = model
+        overrides["llm.diagnose_model"] = model
         if not subset_given and not config_given:
             bench = str(overrides.get("benchmark.name") or base.benchmark.name)
             overrides["benchmark.subset"] = DRY_RUN_SUBSETS.get(bench)

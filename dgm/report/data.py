@@ -96,6 +96,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
                 "children": graph.out_degree(node_id),
                 "best": node_id == best,
                 "onPath": node_id in best_path,
+                "marks": attrs.get("marks", []),
                 "meta": {k: str(v)[:200] for k, v in node.meta.items() if k != WARNINGS},
                 "warnings": tamper_lines(node.meta, warned.get(node_id, [])),
                 "tampered": forged.get(node_id, [])[:30],

@@ -3,8 +3,9 @@
 Edges go parent -> child. Node attributes: `parent`, `depth`, `status`, `origin`,
 `passed`, `total`, `tampered` (the node's OWN evaluations; `tampered` counts those the
 judge caught interfering with the test run), `cost_usd` (LLM spend attributed to
-the node), `created_at`. The clade counts the strategies use (a node's results pooled with
-its descendants') are the search state's (`SearchState.clade_counts`), the only ones.
+the node), `created_at`, `marks` (how its expansion made it: `improve changed`). The clade
+counts the strategies use (a node's results pooled with its descendants') are the search
+state's (`SearchState.clade_counts`), the only ones.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def build_lineage(run: Run) -> nx.DiGraph:
     graph.graph["confirmed"] = rule.confirmed
     scores = run.scores()
     costs = run.node_costs()
+    metas = {n.id: n.meta for n in run.nodes()}
     for node, parent, depth, status, origin, created_at in run.node_summaries():
         score = scores.get(node)
         graph.add_node(
@@ -41,10 +43,20 @@ def build_lineage(run: Run) -> nx.DiGraph:
             total=score.total if score else 0,
             tampered=score.tampered if score else 0,
             cost_usd=costs.get(node, 0.0),
+            marks=marks(metas.get(node) or {}),
         )
         if parent is not None:
             graph.add_edge(parent, node)
     return graph
+
+
+def marks(meta: dict) -> list[str]:
+    """How an expansion made this node, worth seeing in the lineage (tree, report):
+    `improve changed`, `harvested: <the runtime tools it kept>`."""
+    found = ["improve changed"] if meta.get("improve_changed") else []
+    if meta.get("harvested_tools"):
+        found.append("harvested: " + ", ".join(map(str, meta["harvested_tools"])))
+    return found
 
 
 def root(graph: nx.DiGraph) -> int:

@@ -79,10 +79,11 @@
       parts.push(`<circle class="${cls}" data-id="${n.id}" cx="${px(n)}" cy="${py(n)}" ` +
         `r="${radius(n)}" fill="${colour(n)}"><title>node ${n.id}: ` +
         `${pct(n.passed, n.total)}, ${usd(n.cost)}${n.status !== "active" ? ", " + n.status : ""}` +
-        `${n.tampered.length ? ", TAMPERED" : ""}` +
+        `${n.tampered.length ? ", TAMPERED" : ""}${n.marks.map((m) => ", " + m).join("")}` +
         `</title></circle>`);
       if (n.onPath) parts.push(`<circle class="ring" cx="${px(n)}" cy="${py(n)}" r="${radius(n) + 3}"/>`);
-      if (labels) parts.push(`<text x="${px(n) + 8}" y="${py(n) - 6}">${n.id}</text>`);
+      if (labels) parts.push(`<text x="${px(n) + 8}" y="${py(n) - 6}">${n.id}` +
+        `${n.marks.length ? " [" + esc(n.marks.join(", ")) + "]" : ""}</text>`);
     }
     const svg = $("tree");
     svg.setAttribute("viewBox", `0 0 ${width} ${height}`);

@@ -26,6 +26,7 @@ def tree_lines(graph: nx.DiGraph) -> list[str]:
             tags.append(a["status"])
         if a.get("tampered"):
             tags.append(f"TAMPERED {a['tampered']}x")
+        tags += a.get("marks", [])
         if node == best:
             tags.append("★ best")
         line = (
