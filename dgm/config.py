@@ -194,6 +194,9 @@ class ExpandConfig(Section):
     """Run the child's own smoke test before spending on its evaluation."""
     max_steps: int = Field(default=80, gt=0)
     timeout_s: int = Field(default=1800, gt=0)
+    harvest: bool = True
+    """Offer a parent a `harvest` expansion (no LLM call) when its solved tasks left runtime
+    tools its codebase lacks and it declares `[tools] dir` (dgm/jobs/harvest.py)."""
 
 
 class SelfImproveConfig(Section):

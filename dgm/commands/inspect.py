@@ -140,8 +140,12 @@ def show(
             made = job_spend(run, n.job_id)
             typer.echo(f"expansion ${made.cost_usd:.4f}, {made.calls} calls; {made.tokens_text()}")
         for key, value in n.meta.items():
-            if key != WARNINGS:
+            if key not in (WARNINGS, "harvested_tools"):
                 typer.echo(f"{key:<9} {value}")
+        if n.meta.get("harvested_tools"):
+            tools = ", ".join(map(str, n.meta["harvested_tools"]))
+            typer.echo(f"harvested {tools} (runtime tools its parent wrote in solved tasks, "
+                       "kept with no LLM call)")  # fmt: skip
         _echo_warnings("tamper scan of this node's diff (warnings, not a verdict)", n.meta)
         typer.echo("\norigin:")
         typer.echo(_indent(n.origin))

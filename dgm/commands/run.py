@@ -67,7 +67,11 @@ def run(
     ] = False,
     dry_run_world: Annotated[
         str | None,
-        typer.Option(help="The dry run's scripted world: capability | hyperagent."),
+        typer.Option(help="The dry run's scripted world: capability | toolmaker | hyperagent."),
+    ] = None,
+    harvest: Annotated[
+        bool | None,
+        typer.Option("--harvest/--no-harvest", help="Keep runtime tools as children (default on)."),
     ] = None,
     executor: Executor = None,
     ray_address: RayAddress = None,
@@ -98,6 +102,7 @@ def run(
         "limits.budget_usd": budget_usd,
         "limits.max_hours": max_hours,
         "self_improve.mode": self_improve,
+        "expand.harvest": harvest,
     }
     cfg, run_dir = new_run_config(
         base, run_dir, overrides, dry_run=dry_run, dry_run_world=dry_run_world,

@@ -15,6 +15,7 @@ that counts. The eval job and the meta loop's expand job both use `run_agent`.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 import tomllib
@@ -37,6 +38,10 @@ SETUP_FAILED = ">>>>> dgm: the workspace could not be set up"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 MANIFEST_LIMIT = 64 * 1024
 OUT_MAX_BYTES = 256 * 1024 * 1024
+# Runtime tools the agent wrote (/out/tools/<name>/{tool.json,tool.py}) are kept, capped.
+TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{1,39}$")
+TOOL_FILES = {"tool.json": 16 * 1024, "tool.py": 64 * 1024}
+MAX_KEPT_TOOLS = 16
 
 
 @dataclass(frozen=True)
@@ -224,10 +229,39 @@ def _collect_out(box: Any, out_dir: Path) -> Path | None:
                 target = out_dir / item.name
                 if safefs.is_regular(item) and not target.exists() and not target.is_symlink():
                     shutil.move(str(item), target)
+            if written.is_dir():
+                _keep_tools(written, out_dir / "tools")
     except DgmError:
         return None
     trajectory = out_dir / "trajectory.json"
     return trajectory if safefs.is_regular(trajectory) else None
+
+
+def _keep_tools(written: Path, dest: Path) -> None:
+    """Copy the runtime tools under `written`/tools: plain files with the two known names,
+    in folders named like tools, each file and the count capped; anything else stays."""
+    kept: dict[str, dict[str, bytes]] = {}
+    for rel in safefs.walk_files(written, max_files=10_000):
+        parts = rel.split("/")
+        if len(parts) != 3 or parts[0] != "tools" or parts[2] not in TOOL_FILES:
+            continue
+        if not TOOL_NAME.match(parts[1]):
+            continue
+        if parts[1] not in kept and len(kept) >= 4 * MAX_KEPT_TOOLS:
+            continue
+        try:
+            data = safefs.read_bytes(written, rel, TOOL_FILES[parts[2]])
+        except safefs.UnsafeFile:
+            continue
+        kept.setdefault(parts[1], {})[parts[2]] = data
+    complete = [(name, files) for name, files in kept.items() if set(files) == set(TOOL_FILES)]
+    for name, files in complete[:MAX_KEPT_TOOLS]:
+        folder = dest / name
+        if folder.exists() or folder.is_symlink():
+            continue
+        folder.mkdir(parents=True)
+        for file_name, data in files.items():
+            (folder / file_name).write_bytes(data)
 
 
 def _readable(root: Path) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,7 @@ class ImprovementTarget:
     """The evidence a self-improvement step starts from (serialisable)."""
 
     kind: str
-    """`task`, `empty_patches`, `stochasticity` or `context_length`."""
+    """`task`, `empty_patches`, `stochasticity`, `context_length` or `harvest`."""
     task_id: str | None = None
     task_statement: str | None = None
     trajectory: str | None = None
@@ -106,11 +106,16 @@ class ImprovementTarget:
     """The judge caught the agent's patch on this task interfering with the test run.
     How it knew (its evidence, its canaries) never reaches a prompt: a next generation
     that learnt the checks could spare them."""
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """`harvest`: the runtime tools to keep (dgm/loop/harvest_tools.py picks them): name,
+    sha256, tool_json, tool_py, tasks (the solved tasks they came from)."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         if not self.tampered:  # job ids (hashed from this) stay what they were before
             del data["tampered"]
+        if not self.tools:  # the same for every kind but harvest
+            del data["tools"]
         return data
 
 

@@ -122,7 +122,7 @@ class ExpandJob:
         )
 
     def needs_diagnosis(self) -> bool:
-        return self.target.kind not in SPECIAL_STATEMENTS
+        return self.target.kind not in SPECIAL_STATEMENTS and self.target.kind != "harvest"
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,8 @@ class ExpandResult:
     seconds: float = 0.0
     tamper_warnings: list[dict[str, Any]] = field(default_factory=list)
     """The static tamper scan of the child's diff (tamper_scan.py, role `agent`)."""
+    harvested_tools: list[str] = field(default_factory=list)
+    """A harvest expansion (harvest.py): the runtime tools the child keeps."""
     procedure: str = "dgm"
     """Who made the child: `dgm` (built-in), `agent` (the parent's `improve` command) or
     `dgm (fallback: ...)` when agent mode found no `improve` command."""
@@ -153,6 +155,10 @@ class ExpandResult:
 
 
 def run_expand(job: ExpandJob) -> ExpandResult:
+    if job.target.kind == "harvest":  # no diagnosis, no agent run, no LLM call
+        from dgm.jobs.harvest import run_harvest
+
+        return run_harvest(job)
     from dgm.jobs.improve_agent import procedure_for, run_improve
 
     started = time.monotonic()

@@ -26,6 +26,7 @@ from dgm.errors import DgmError
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.jobs.group import group_experience_from_run
 from dgm.loop.executors import Outcome, Work
+from dgm.loop.harvest_tools import harvest_target
 from dgm.loop.history import budget_left, write_history
 from dgm.loop.job_factory import JobFactory
 from dgm.loop.recording import Recorder, describe_error
@@ -176,6 +177,14 @@ class ActionJobs:
 
     def _choose_target(self, parent: NodeId, ordinal: int) -> ImprovementTarget:
         config = self.run.config
+        if config.expand.harvest:  # tools the parent wrote in tasks it solved come first
+            try:
+                harvest = harvest_target(self.run, int(parent), self.node_code(parent))
+            except Exception as exc:  # no harvest then; the usual target still works
+                log.warning("node %s: harvest not considered: %s", parent, exc)
+                harvest = None
+            if harvest is not None:
+                return harvest
         # Keyed as the ids of earlier versions were, so the same run makes the same choices.
         rng = random.Random(f"{config.seed}:expand-{parent}-{ordinal}")
         sees_tests = config.expand.diagnosis_sees_tests

@@ -105,6 +105,8 @@ class SandboxJobs(JobFactory):
         job = ExpandJob(
             job_id, parent, str(code), target, str(log_dir), settings, history_dir=history
         )
+        if target.kind == "harvest":  # makes no LLM call: no endpoint at all
+            return job
         if procedure_for(settings.mode, code) == "agent":  # the parent's own `improve`
             own = self._bind(job_id, parent, None, "improve", log_dir, "llm-improve.jsonl")
             return replace(job, improve_llm=own)

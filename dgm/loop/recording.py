@@ -28,6 +28,12 @@ def describe_error(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, DgmError) else f"{type(exc).__name__}: {exc}"
 
 
+def _harvested(result: Any) -> dict[str, Any]:
+    """A harvest expansion's child names the runtime tools it kept (the lineage marks it)."""
+    tools = getattr(result, "harvested_tools", None)
+    return {"harvested_tools": list(tools)} if tools else {}
+
+
 class Recorder:
     def __init__(self, run: Run, rules: StopRules, cancelled: Any) -> None:
         self.run = run
@@ -78,7 +84,11 @@ class Recorder:
             meta["target"] = "the agent's own choice (its improve command)"
         if result.status == "ok":
             node = run.add_node(
-                parent, diff=result.diff, origin=result.problem_statement, job_id=job_id, meta=meta
+                parent,
+                diff=result.diff,
+                origin=result.problem_statement,
+                job_id=job_id,
+                meta=meta | _harvested(result),
             )
             self._quietly(lambda: self.codes.__setitem__(node.id, run.code_id(node.id)))
             self._quietly(lambda: run.event("node_added", node=node.id, parent=node.parent_id))

@@ -51,8 +51,12 @@ def build_lineage(run: Run) -> nx.DiGraph:
 
 
 def marks(meta: dict) -> list[str]:
-    """How an expansion made this node, worth seeing in the lineage (tree, report)."""
-    return ["improve changed"] if meta.get("improve_changed") else []
+    """How an expansion made this node, worth seeing in the lineage (tree, report):
+    `improve changed`, `harvested: <the runtime tools it kept>`."""
+    found = ["improve changed"] if meta.get("improve_changed") else []
+    if meta.get("harvested_tools"):
+        found.append("harvested: " + ", ".join(map(str, meta["harvested_tools"])))
+    return found
 
 
 def root(graph: nx.DiGraph) -> int:

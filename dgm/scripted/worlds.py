@@ -14,9 +14,11 @@ from typing import Any
 from dgm.errors import DgmError
 from dgm.scripted.dry_run import DryRunScript
 from dgm.scripted.hyperagent import HyperagentScript
+from dgm.scripted.toolmaker import ToolmakerScript
 
 WORLDS: dict[str, Callable[[Any], Any]] = {
     "capability": DryRunScript,  # self-improvement adds a search tool (dry_run.py)
+    "toolmaker": ToolmakerScript,  # runtime tools, kept by a harvest (toolmaker.py)
     "hyperagent": HyperagentScript,  # the agent's own improve procedure (hyperagent.py)
 }
 DEFAULT_WORLD = "capability"

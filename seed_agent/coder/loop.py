@@ -16,10 +16,13 @@ from typing import Dict, List
 from . import tools
 from .context import ContextWindow
 from .llm import LLMClient, LLMError
+from .tools import runtime
 from .tools.base import ToolContext
 from .trajectory import Trajectory
 
-PROMPTS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "prompts")
+AGENT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROMPTS_DIR = os.path.join(AGENT_DIR, "prompts")
+KEPT_TOOLS_DIR = os.path.join(AGENT_DIR, "tools")  # agent.toml [tools] dir
 
 
 class Interrupted(BaseException):
@@ -44,6 +47,7 @@ class Agent:
         time_limit_s = float(task.get("time_limit_s") or 3600)
         self.deadline = time.monotonic() + time_limit_s
         self.ctx = ToolContext(workdir, self.deadline)
+        self._setup_runtime_tools(os.path.dirname(trajectory.path))
         self.context = ContextWindow.configured(task, os.environ)
         facts = {"max_steps": self.max_steps, "time_limit_s": int(time_limit_s)}
         facts["workdir"] = self.ctx.workdir
@@ -52,6 +56,24 @@ class Agent:
             {"role": "user", "content": render("task", **{**task, **facts})},
         ]
         trajectory.set_messages(self.messages)
+
+    def _setup_runtime_tools(self, out_dir: str) -> None:
+        """Kept tools are offered from the first step; new ones are saved under out_dir."""
+        ctx = self.ctx
+        ctx.tools_dir = os.path.join(out_dir, "tools")
+        ctx.builtin_names = list(tools.by_name())
+        kept = [t for t in runtime.load_kept(KEPT_TOOLS_DIR) if t.name not in ctx.builtin_names]
+        ctx.runtime_tools.update({tool.name: tool for tool in kept})
+        ctx.kept_names = [tool.name for tool in kept]
+        record = {"kept": list(ctx.kept_names), "made": []}
+        self.trajectory.data["runtime_tools"] = record
+
+        def made(name: str) -> None:
+            entry = {"name": name, "step": len(self.trajectory.data["steps"])}
+            entry["saved_to"] = os.path.join("tools", name)  # relative to the output dir
+            record["made"].append(entry)
+
+        ctx.on_tool_made = made
 
     def run(self) -> str:
         """Run to the end; returns (and records) the exit status."""
@@ -80,7 +102,7 @@ class Agent:
             reply = {"role": "assistant", "content": message.get("content")}
             self.messages.append(dict(reply, tool_calls=calls) if calls else reply)
             if not calls:  # the model answered in prose: remind it how to act
-                nudge = render("no_tool_call", tool_names=", ".join(tools.by_name()))
+                nudge = render("no_tool_call", tool_names=", ".join(tools.by_name(self.ctx)))
                 self.messages.append({"role": "user", "content": nudge})
                 _log(step, "(no tool call)")
             for call in calls:
@@ -93,7 +115,7 @@ class Agent:
     def _ask(self) -> Dict:
         """One model call with the conversation fitted to the context window; if the
         provider still finds it too long, trim harder and try once more."""
-        schemas = tools.schemas()
+        schemas = tools.schemas(self.ctx)  # runtime tools made last step are offered now
         sent = self.context.fit(self.messages, schemas)
         try:
             return self.llm.chat(sent, schemas, self.deadline)

@@ -20,6 +20,7 @@ from dgm.jobs.llm_access import chat
 from dgm.loop.meta_loop import LoopSummary, MetaLoop
 from dgm.store import Run
 from tests.loop.fake_jobs import FakeJob, FakeJobs, run_fake_job
+from tests.loop.run_decisions import run_decisions
 
 _coin = random.SystemRandom()
 register_script("coin", lambda request, ctx: _coin.choice(["yes", "no"]))
@@ -67,20 +68,6 @@ def _run(
         gateway.stop()
 
 
-def _decisions(run: Run) -> dict[str, Any]:
-    """Everything a run decided and found: job order, lineage with diffs, results."""
-    order = run.events(limit=None, kinds=["job_started", "job_finished"])
-    return {
-        "order": [(e["kind"], e["job"]) for e in order],
-        "lineage": [
-            (n.id, n.parent_id, n.status, n.parent_id is not None and run.diff(n.id))
-            for n in run.nodes()
-        ],  # fmt: skip
-        "results": sorted((e.node_id, e.task_id, e.resolved) for e in run.evaluations()),
-        "scores": {n: (s.passed, s.total) for n, s in run.scores().items()},
-    }
-
-
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, LoopSummary, Path]:
     root = tmp_path_factory.mktemp("replay")
@@ -96,12 +83,12 @@ def test_replay_makes_the_same_decisions_whatever_the_worker_count(
     recorded, tmp_path: Path, workers: int, executor: str
 ) -> None:
     run, summary, seed = recorded
-    found = _decisions(run)
+    found = run_decisions(run)
     assert len(found["lineage"]) > 2 and any(r[2] for r in found["results"])
     assert not all(r[2] for r in found["results"])  # the answers decide: both kinds occur
     replayed, again = _run(tmp_path / "replayed", seed, f"replay/{run.path}", workers=workers,
                            **{"executor.kind": executor})  # fmt: skip
-    assert _decisions(replayed) == found
+    assert run_decisions(replayed) == found
     assert again.stop_reason.startswith("replay: the recorded run started no more jobs")
     assert summary.stop_reason in again.stop_reason and not again.failed
     assert (again.best_node, again.best_passed) == (summary.best_node, summary.best_passed)

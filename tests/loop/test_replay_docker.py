@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from dgm.store import Run
+from tests.loop.run_decisions import run_decisions
 from tests.loop.test_e2e_docker import dgm
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -17,19 +18,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 def _everything(run_dir: Path) -> dict[str, Any]:
     with Run.open(run_dir) as run:
-        order = run.events(limit=None, kinds=["job_started", "job_finished"])
-        return {
-            "order": [(e["kind"], e["job"]) for e in order],
-            "lineage": [
-                (n.id, n.parent_id, n.status, n.parent_id is not None and run.diff(n.id))
-                for n in run.nodes()
-            ],  # fmt: skip
-            "results": sorted(
-                (e.node_id, e.task_id, e.resolved, e.tests_passed, e.tests_total, e.empty_patch)
-                for e in run.evaluations()
-            ),  # fmt: skip
-            "scores": {n: (s.passed, s.total) for n, s in run.scores().items()},
-        }
+        return run_decisions(run)
 
 
 def test_a_replayed_dry_run_grows_the_same_tree_with_the_same_scores(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 To add a tool, write a module like the others (SPEC: an OpenAI function schema;
 run: returns the text the model sees, raises ToolError for mistakes the model can fix)
-and add it to TOOLS below.
+and add it to TOOLS below. Runtime tools (runtime.py: kept in the codebase's `tools/`
+or made with `make_tool` during the run) come after these, from the ToolContext.
 """
 
 from __future__ import annotations
@@ -10,19 +11,22 @@ from __future__ import annotations
 import json
 from typing import Dict, List, Optional
 
-from . import bash, create, finish, insert, str_replace, view
+from . import bash, create, finish, insert, make_tool, str_replace, view
 from .base import FinishRun, ToolContext, ToolError, check_args
 
-TOOLS = [bash, view, create, str_replace, insert, finish]
+TOOLS = [bash, view, create, str_replace, insert, make_tool, finish]
 
 
-def by_name() -> Dict[str, object]:
-    return {tool.SPEC["name"]: tool for tool in TOOLS}
+def by_name(ctx: Optional[ToolContext] = None) -> Dict[str, object]:
+    named = {tool.SPEC["name"]: tool for tool in TOOLS}
+    if ctx is not None:  # runtime tools never shadow a built-in one
+        named.update({k: v for k, v in ctx.runtime_tools.items() if k not in named})
+    return named
 
 
-def schemas() -> List[Dict]:
+def schemas(ctx: Optional[ToolContext] = None) -> List[Dict]:
     """The `tools` field of a Chat Completions request."""
-    return [{"type": "function", "function": tool.SPEC} for tool in TOOLS]
+    return [{"type": "function", "function": tool.SPEC} for tool in by_name(ctx).values()]
 
 
 class ToolResult:
@@ -34,7 +38,7 @@ class ToolResult:
 
 def call(name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
     """Run one tool call from the model. Mistakes become error text for the model, never crashes."""
-    tools = by_name()
+    tools = by_name(ctx)
     if name not in tools:
         return ToolResult(
             f"Error: unknown tool '{name}'. Available tools: {', '.join(tools)}", False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 OUTPUT_LIMIT_CHARS = 10000  # what one tool result may add to the conversation
 
@@ -31,6 +31,13 @@ class ToolContext:
         # (e.g. the agent's own tests when it improves itself start their own fake one).
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("DGM_LLM_")}
         self.env.update({"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"})
+        # Runtime tools (tools/runtime.py): kept ones from the agent's codebase, those made
+        # in this run (saved under tools_dir), and a hook telling the trajectory.
+        self.tools_dir: Optional[str] = None
+        self.runtime_tools: Dict[str, object] = {}
+        self.builtin_names: List[str] = []
+        self.kept_names: List[str] = []
+        self.on_tool_made: Optional[Callable[[str], None]] = None
 
     def seconds_left(self) -> float:
         if self.deadline is None:
