@@ -140,8 +140,8 @@ class ExpandResult:
     harvested_tools: list[str] = field(default_factory=list)
     """A harvest expansion (harvest.py): the runtime tools the child keeps."""
     procedure: str = "dgm"
-    """Who made the child: `dgm` (built-in), `agent` (the parent's `improve` command) or
-    `dgm (fallback: ...)` when agent mode found no `improve` command."""
+    """Who made the child: `dgm` (built-in), `agent` (the parent's `improve` command),
+    `dgm (fallback: ...)` when agent mode found no `improve` command, or `harvest`."""
     improve_changed: bool = False
     """The diff changes the improvement procedure (an `[improve] paths` file, or the
     `improve` command line): the meta level evolved (improve_agent.improve_changed)."""

@@ -158,6 +158,7 @@ def _done(
     result = ExpandResult(
         status, statement, diff, reason, None, round(time.monotonic() - started, 3),
         scan_diff(diff, role="agent"), harvested_tools=list(harvested or []),
+        procedure="harvest",  # in either self-improvement mode: no procedure ran
     )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result
