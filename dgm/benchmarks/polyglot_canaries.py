@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 import secrets
+import threading
 from dataclasses import dataclass, replace
 
 from dgm.benchmarks.polyglot_assertions import FORMS as _FORMS
@@ -25,6 +26,15 @@ from dgm.benchmarks.polyglot_assertions import FORMS as _FORMS
 _FILLER = ("value", "empty", "single", "input", "result", "case", "long", "short", "mixed",
            "number", "letters", "valid", "invalid", "edge", "first", "last", "many", "zero",
            "large", "small", "simple", "repeated", "with", "without", "only")  # fmt: skip
+
+_AST_LOCK = threading.Lock()
+
+
+def _parse(text: str) -> ast.Module:
+    """`ast.parse` one thread at a time: CPython 3.11 before 3.11.8 can fail with
+    "AST constructor recursion depth mismatch" when two threads parse at once (gh-106905)."""
+    with _AST_LOCK:
+        return ast.parse(text)
 
 
 @dataclass(frozen=True)
@@ -140,7 +150,7 @@ def _unescape(text: str) -> str:
 
 
 def _python_tests(text: str) -> list[tuple[str, str, ast.FunctionDef]]:
-    tree = ast.parse(text)
+    tree = _parse(text)
     found: list[tuple[str, str, ast.FunctionDef]] = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
@@ -298,7 +308,7 @@ def _python_anchors(text: str) -> list[tuple[int, str]]:
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             found.append((first - 1, " " * node.col_offset))
     if main:
-        cls_node = next(n for n in ast.parse(text).body
+        cls_node = next(n for n in _parse(text).body
                         if isinstance(n, ast.ClassDef) and n.name == main)  # fmt: skip
         found.append((cls_node.end_lineno or len(text.splitlines()), found[-1][1]))
     return found
