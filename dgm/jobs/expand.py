@@ -183,23 +183,10 @@ def run_expand(job: ExpandJob) -> ExpandResult:
         workspace = Path(tmp) / "work"
         shutil.copytree(parent_code, workspace, symlinks=True)
         base = git_init(workspace)
-        labels = {LABEL_RUN: settings.run, LABEL_JOB: job_id}
-        request = AgentRunRequest(
-            agent_dir=parent_code,
-            image=settings.image,
-            task_file={
-                "id": f"self-improve/{job_id}",
-                "problem_statement": SELF_IMPROVE_PREAMBLE + statement + SELF_IMPROVE_FOOTER,
-                "language": "python",
-                "max_steps": settings.max_steps,
-                "time_limit_s": settings.timeout_s,
-            },
-            base_commit=base,
-            timeout_s=settings.timeout_s + 60,
-            limits=settings.limits,
-            workspace=workspace,
-            labels=labels,
-        )
+        request = self_edit_request(
+            job, workspace, base, f"self-improve/{job_id}",
+            SELF_IMPROVE_PREAMBLE + statement + SELF_IMPROVE_FOOTER,
+        )  # fmt: skip
         agent = run_agent(request, log_dir / "out", job.self_improve_llm, settings.backend)
         return make_child(job, workspace, agent, statement, started, diagnosis, procedure)
 
@@ -268,6 +255,31 @@ def job_diagnosis_request(job: ExpandJob) -> dict[str, Any]:
     return diagnosis_request(job.target, Path(job.parent_code), history)
 
 
+def self_edit_request(
+    job: ExpandJob, workspace: Path, base: str, task_id: str, statement: str, **extra: Any
+) -> AgentRunRequest:
+    """The parent's agent on a writable copy of its own source (`solve` for the built-in
+    procedure; `improve` in hyperagent mode, via `extra`)."""
+    settings = job.settings
+    return AgentRunRequest(
+        agent_dir=Path(job.parent_code),
+        image=settings.image,
+        task_file={
+            "id": task_id,
+            "problem_statement": statement,
+            "language": "python",
+            "max_steps": settings.max_steps,
+            "time_limit_s": settings.timeout_s,
+        },
+        base_commit=base,
+        timeout_s=settings.timeout_s + 60,
+        limits=settings.limits,
+        workspace=workspace,
+        labels={LABEL_RUN: settings.run, LABEL_JOB: job.job_id},
+        **extra,
+    )
+
+
 def _smoke(
     child: Path, log_dir: Path, labels: dict[str, str], settings: ExpandSettings
 ) -> tuple[bool, str]:
@@ -298,10 +310,12 @@ def _finish(
     diagnosis: dict[str, str] | None = None,
     procedure: str = "dgm",
     improve_changed: bool = False,
+    harvested: list[str] | None = None,
 ) -> ExpandResult:
     result = ExpandResult(
         status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
         scan_diff(diff, role="agent"), procedure=procedure, improve_changed=improve_changed,
+        harvested_tools=list(harvested or []),
     )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result

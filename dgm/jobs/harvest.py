@@ -28,8 +28,7 @@ from typing import Any
 
 from dgm import safefs
 from dgm.jobs.agent_run import MANIFEST_LIMIT, AgentRunRequest, run_agent
-from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings, _smoke
-from dgm.jobs.tamper_scan import scan_diff
+from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings, _finish, _smoke
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.workspace_git import git_diff, git_init
 
@@ -155,10 +154,6 @@ def _done(
     reason: str = "",
     harvested: list[str] | None = None,
 ) -> ExpandResult:
-    result = ExpandResult(
-        status, statement, diff, reason, None, round(time.monotonic() - started, 3),
-        scan_diff(diff, role="agent"), harvested_tools=list(harvested or []),
-        procedure="harvest",  # in either self-improvement mode: no procedure ran
-    )  # fmt: skip
-    (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
-    return result
+    # `harvest` in either self-improvement mode: no improvement procedure ran.
+    return _finish(log_dir, started, status, statement, diff, reason, procedure="harvest",
+                   harvested=harvested)  # fmt: skip

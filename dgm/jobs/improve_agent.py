@@ -22,8 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from dgm.errors import DgmError
-from dgm.jobs.agent_run import AgentRunRequest, load_manifest, run_agent
-from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
+from dgm.jobs.agent_run import load_manifest, run_agent
 from dgm.workspace_git import git_init
 
 if TYPE_CHECKING:
@@ -61,7 +60,7 @@ def procedure_for(mode: str, parent_code: Path, log_dir: Path | None = None) -> 
 
 def run_improve(job: ExpandJob, started: float) -> ExpandResult:
     """The parent's `improve` command on a writable copy of its own source."""
-    from dgm.jobs.expand import _finish, make_child
+    from dgm.jobs.expand import _finish, make_child, self_edit_request
 
     settings, parent_code, log_dir = job.settings, Path(job.parent_code), Path(job.log_dir)
     (log_dir / "procedure.txt").write_text(AGENT + "\n")
@@ -73,24 +72,10 @@ def run_improve(job: ExpandJob, started: float) -> ExpandResult:
         workspace = Path(tmp) / "work"
         shutil.copytree(parent_code, workspace, symlinks=True)
         base = git_init(workspace)
-        request = AgentRunRequest(
-            agent_dir=parent_code,
-            image=settings.image,
-            task_file={
-                "id": f"improve/{job.job_id}",
-                "problem_statement": IMPROVE_STATEMENT,
-                "language": "python",
-                "max_steps": settings.max_steps,
-                "time_limit_s": settings.timeout_s,
-            },
-            base_commit=base,
-            timeout_s=settings.timeout_s + 60,
-            limits=settings.limits,
-            workspace=workspace,
-            command="improve",
-            labels={LABEL_RUN: settings.run, LABEL_JOB: job.job_id},
-            history=Path(job.history_dir),
-        )
+        request = self_edit_request(
+            job, workspace, base, f"improve/{job.job_id}", IMPROVE_STATEMENT,
+            command="improve", history=Path(job.history_dir),
+        )  # fmt: skip
         agent = run_agent(request, log_dir / "out", job.improve_llm, settings.backend)
         statement = _statement_of(log_dir / "out") or IMPROVE_STATEMENT
         (log_dir / "problem_statement.md").write_text(statement)
