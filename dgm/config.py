@@ -121,10 +121,19 @@ class DGMStrategyConfig(Section):
 
 
 class HGMStrategyConfig(Section):
-    """Faithful to metauto-ai/HGM by default; each deviation is an explicit switch."""
+    """The reference (metauto-ai/HGM) by default; each deviation is a switch, off."""
 
     alpha: float = Field(default=0.6, gt=0, le=1)
-    cooldown: float = Field(default=0.0, ge=0)
+    sharpen: float = Field(default=0.0, ge=0, validation_alias=AliasChoices("sharpen", "cooldown"))
+    """Deviation (ours, not the reference's `cool_down`): the parent draw from
+    Beta(tau a, tau b), tau = 1 + sharpen * evaluations. `cooldown` is the older name."""
+    startup_expansions: bool = True
+    """As the reference: expand the root min(5, workers**alpha) times before anything else."""
+    take_other_action: bool = False
+    """Deviation: when the chosen kind of action is impossible, take the other kind at
+    once (the reference waits)."""
+    skip_barren: bool = False
+    """Deviation: apply the run's barren-parent filter (`[strategy] barren_after`)."""
     count_failed_expansions: bool = False
     """Deviation: count expansions that made no child in the expand-or-evaluate rule."""
     count_pending_evals: bool = True
@@ -158,6 +167,13 @@ class AdaptiveStrategyConfig(Section):
     fast_track: bool = True
     """Evaluate first the nodes that look better than the current choice but have too
     few results to ship."""
+    race: bool = True
+    """Race a newcomer whose posterior mean beats what ships now against it until their
+    credible bounds separate (it ships, or its upper bound falls below the incumbent's
+    lower bound); replaces the fixed `fast_track` window when on."""
+    parent_prior: float = Field(default=0.0, ge=0)
+    """Pseudo-evaluations a child inherits from its parent's solve rate when choosing
+    what to evaluate (never for shipping): 0, none."""
 
 
 class FinalChoiceConfig(Section):
@@ -182,7 +198,8 @@ class StrategyConfig(Section):
     final: FinalChoiceConfig = Field(default_factory=FinalChoiceConfig)
     barren_after: int = Field(default=3, gt=0)
     """A parent whose last N expansions produced nothing new (no child, or a child whose
-    code some node already has) is not expanded again until its code fails a new task."""
+    code some node already has) is not expanded again until its code fails a new task.
+    Every strategy but hgm (there: `[strategy.hgm] skip_barren`, off as in the reference)."""
 
 
 class ExpandConfig(Section):

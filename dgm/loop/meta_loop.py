@@ -136,7 +136,7 @@ class MetaLoop:
         # Seeded by the config's seed and the history, so a resumed run does not replay
         # the random choices it already made.
         seed = np.random.SeedSequence([config.seed, done_jobs])
-        strategy = self.strategy = make_strategy(config.strategy, seed=seed)
+        strategy = self.strategy = make_strategy(config.strategy, seed=seed, workers=config.workers)
         limits = config.limits
         budget = SearchBudget(
             max_evals=limits.max_evals,

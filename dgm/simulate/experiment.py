@@ -36,6 +36,9 @@ class SeedResult:
     """Best true rate of any agent made, shipped or not."""
     evals_to_target: float | None
     """Evaluation-equivalents spent when the shipped agent first reached the target."""
+    evals_to_make: float | None
+    """Evaluation-equivalents spent when an agent reaching the target was first made
+    (shipped or not): the shipping lag is evals_to_target - evals_to_make."""
     evals_used: float
     nodes: int
     sim_hours: float
@@ -71,14 +74,19 @@ def run_one(
     world = (
         World(landscape, seed) if isinstance(landscape, LandscapeParams) else landscape.world(seed)
     )
-    state = SearchState(split_plan(world.plan(), config, seed)[0])
-    strategy = make_strategy(config, strategy_seed(strategy_name, seed))
+    state = SearchState(split_plan(world.plan(), config, seed)[0], barren_after=config.barren_after)
+    strategy = make_strategy(config, strategy_seed(strategy_name, seed), workers)
     durations_rng = np.random.default_rng([seed, zlib.crc32(b"durations")])
     executor = SimulatedExecutor(world, durations_rng)
     limits = SearchBudget(max_evals=budget, expansion_cost=world.params.expansion_cost)
     curve: list[tuple[float, float, float]] = []
     best = [world.true_rate(ROOT)]
     reached_at: list[float] = []
+    made_at: list[float] = []
+
+    def shipped_rate(state: SearchState) -> float:
+        # Nothing shipped (no node evaluated yet): the user still has the seed.
+        return world.true_rate(strategy.final_choice(state) or ROOT)
 
     scheduler: Scheduler
 
@@ -87,11 +95,13 @@ def run_one(
         child = getattr(outcome, "child", None)
         if child is not None:
             best[0] = max(best[0], world.true_rate(child))
-        shipped_rate = world.true_rate(strategy.final_choice(state))
+        shipped = shipped_rate(state)
         spent = scheduler.spent
-        curve.append((spent, shipped_rate, best[0]))
-        if not reached_at and shipped_rate >= target:
+        curve.append((spent, shipped, best[0]))
+        if not reached_at and shipped >= target:
             reached_at.append(spent)
+        if not made_at and best[0] >= target:
+            made_at.append(spent)
 
     scheduler = Scheduler(strategy, state, executor, workers, limits, on_complete=observe)
     summary = scheduler.run()
@@ -99,10 +109,11 @@ def run_one(
     return SeedResult(
         strategy=strategy_name,
         seed=seed,
-        shipped=shipped,
-        shipped_true_rate=world.true_rate(shipped),
+        shipped=ROOT if shipped is None else shipped,
+        shipped_true_rate=shipped_rate(state),
         best_true_rate=best[0],
         evals_to_target=reached_at[0] if reached_at else None,
+        evals_to_make=made_at[0] if made_at else None,
         evals_used=scheduler.spent,
         nodes=state.size,
         sim_hours=summary.finished_at - summary.started_at,

@@ -27,18 +27,21 @@ STRATEGY_NAMES = ("hgm", "dgm", "greedy", "random", "gea", "adaptive")
 
 
 def make_strategy(
-    config: StrategyConfig, seed: int | np.random.SeedSequence | np.random.Generator = 0
+    config: StrategyConfig,
+    seed: int | np.random.SeedSequence | np.random.Generator = 0,
+    workers: int = 1,
 ) -> Strategy:
-    """The strategy `config.name`, with its settings and an RNG seeded from `seed`."""
+    """The strategy `config.name`, with its settings and an RNG seeded from `seed`;
+    `workers`: the run's worker count (hgm's start-up expansions depend on it)."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    strategy = _build(config, rng)
+    strategy = _build(config, rng, workers)
     final = config.final
     min_evals = config.hgm.min_evals_final or final.min_evals  # the deprecated spelling wins
     strategy.final = FinalRule(final.quantile, min_evals)
     return strategy
 
 
-def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
+def _build(config: StrategyConfig, rng: np.random.Generator, workers: int) -> Strategy:
     if config.name == "dgm":
         return DGMStrategy(
             rng,
@@ -50,10 +53,14 @@ def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
         return HGMStrategy(
             rng,
             alpha=h.alpha,
-            cooldown=h.cooldown,
+            sharpen=h.sharpen,
             count_failed_expansions=h.count_failed_expansions,
             count_pending_evals=h.count_pending_evals,
             full_evaluation=h.full_evaluation,
+            skip_barren=h.skip_barren,
+            startup=h.startup_expansions,
+            take_other_action=h.take_other_action,
+            workers=workers,
         )
     if config.name == "gea":
         return GEAStrategy(rng, config.gea.group_size, config.gea.novelty_weight)
@@ -66,6 +73,8 @@ def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
             task_order=a.task_order,
             fast_track=a.fast_track,
             parent_rule=a.parent_rule,
+            race=a.race,
+            parent_prior=a.parent_prior,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)

@@ -30,9 +30,9 @@ class Strategy(ABC):
     def next_action(self, state: SearchState) -> Action:
         """Expand(parent), Evaluate(node, task), Wait or Stop."""
 
-    def final_choice(self, state: SearchState) -> NodeId:
-        """The id of the agent this strategy would ship if the run ended now: the best
-        lower credible bound among nodes with enough evaluations (final.py)."""
+    def final_choice(self, state: SearchState) -> NodeId | None:
+        """The id of the agent this strategy would ship if the run ended now, by the one
+        shipping rule (final.py); None while no node has an evaluation."""
         return self.final.choose(state)
 
 
@@ -42,7 +42,7 @@ def first_unevaluated(state: SearchState) -> Evaluate | None:
     DGM, greedy and random evaluate every child on its whole stage before it may become a
     parent; oldest-first finishes the node that started first.
     """
-    candidates = np.flatnonzero(state.todo_count[: state.size] > 0)
+    candidates = np.flatnonzero(state.awaiting_evaluation_column())
     if len(candidates) == 0:
         return None
     node = state.node_id(int(candidates[0]))
@@ -57,9 +57,9 @@ def archive_mask(state: SearchState) -> np.ndarray:
 
 def own_scores(state: SearchState) -> np.ndarray:
     """Each node's own solve rate on the tasks it was evaluated on (0 where none)."""
-    n = state.size
-    evals = state.evals_column()
-    return np.divide(state.own_successes[:n], evals, out=np.zeros(n, dtype=float), where=evals > 0)
+    solved, failed = state.own_record()
+    evals = solved + failed
+    return np.divide(solved, evals, out=np.zeros(state.size, dtype=float), where=evals > 0)
 
 
 def best_by_score(state: SearchState, mask: np.ndarray | None = None) -> NodeId:
