@@ -171,9 +171,9 @@ class AdaptiveStrategyConfig(Section):
     """Race a newcomer whose posterior mean beats what ships now against it until their
     credible bounds separate (it ships, or its upper bound falls below the incumbent's
     lower bound); replaces the fixed `fast_track` window when on."""
-    parent_prior: float = Field(default=0.0, ge=0)
-    """Pseudo-evaluations a child inherits from its parent's solve rate when choosing
-    what to evaluate (never for shipping): 0, none."""
+    stay: float = Field(default=1.0, ge=0)
+    """A challenger stays one while its posterior mean plus `stay` posterior sds beats
+    the incumbent's mean (0: until its mean falls below)."""
 
 
 class FinalChoiceConfig(Section):

@@ -74,7 +74,7 @@ def _build(config: StrategyConfig, rng: np.random.Generator, workers: int) -> St
             fast_track=a.fast_track,
             parent_rule=a.parent_rule,
             race=a.race,
-            parent_prior=a.parent_prior,
+            stay=a.stay,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)

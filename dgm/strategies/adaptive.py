@@ -18,8 +18,10 @@ ship. This policy keeps hgm's schedule and changes:
   the bounds separate: it ships, or its upper bound falls below the incumbent's lower
   bound. No fixed window: a lucky 3/3 drops out after a few failures, a real gain races
   until it ships. (`fast_track`, the earlier fixed window up to `min_evals`, when off.)
-- `parent_prior`: a child's evaluation draw starts from k pseudo-evaluations at its
-  parent's solve rate (never used for shipping).
+- Hysteresis (`stay` = 1): a node stays a challenger while its posterior mean plus one
+  posterior sd beats the incumbent's mean, so a good newcomer's first failures do not
+  drop it. Measured and dropped (README): racing only the top challenger, evaluating the
+  incumbent too (LUCB), a prior for a child from its parent: none beat this on mismatch.
 - The task: the node's open task whose pooled solve rate over all nodes is nearest 0.5
   (`task_order = "informative"`). No stage gate.
 - Ships by the one shipping rule (final.py), as every strategy.
@@ -47,7 +49,7 @@ class AdaptiveStrategy(HGMStrategy):
         fast_track: bool = False,
         parent_rule: str = "thompson",
         race: bool = False,
-        parent_prior: float = 0.0,
+        stay: float = 0.0,
     ) -> None:
         super().__init__(rng, alpha=alpha, skip_barren=True, startup=False, take_other_action=True)
         self.parent_rule = parent_rule
@@ -55,7 +57,7 @@ class AdaptiveStrategy(HGMStrategy):
         self.clade_weight = clade_weight
         self.task_order = task_order
         self.race = race
-        self.parent_prior = parent_prior
+        self.stay = stay
 
     def challengers(self, state: SearchState, idx: np.ndarray) -> tuple[np.ndarray, NodeId | None]:
         """(mask over `idx` of the nodes racing the incumbent, the incumbent)."""
@@ -66,7 +68,12 @@ class AdaptiveStrategy(HGMStrategy):
         s, f = solved[idx], failed[idx]
         i = state.index(incumbent)
         bs, bf = int(solved[i]), int(failed[i])
-        better = ((1.0 + s) / (2.0 + s + f) > (1.0 + bs) / (2.0 + bs + bf)) & (idx != i)
+        mean = (1.0 + s) / (2.0 + s + f)
+        # Hysteresis: a node stays a challenger while its mean plus `stay` posterior sds
+        # (normal approximation) is above the incumbent's mean: a few unlucky results
+        # do not drop a good newcomer.
+        upper = mean + self.stay * np.sqrt(mean * (1.0 - mean) / (3.0 + s + f))
+        better = (upper > (1.0 + bs) / (2.0 + bs + bf)) & (idx != i)
         if not self.race:  # the fixed window: until the node has enough results to ship
             return better & (s + f < self.final.min_evals), incumbent
         q = self.final.quantile
@@ -83,9 +90,7 @@ class AdaptiveStrategy(HGMStrategy):
         if len(idx) == 0:
             return None
         solved, failed = state.own_record()
-        s, f = solved[idx].astype(float), failed[idx].astype(float)
-        if self.parent_prior > 0:
-            s, f = s + self._prior(state, idx), f + self._prior(state, idx, solved=False)
+        s, f = solved[idx], failed[idx]
         draws = self.rng.beta(1.0 + s, 1.0 + f)
         incumbent = None
         if self.race or self.fast_track:
@@ -94,19 +99,6 @@ class AdaptiveStrategy(HGMStrategy):
                 draws = np.where(racing, draws + 1.0, draws)
         node = state.node_id(int(idx[np.argmax(draws)]))
         return Evaluate(node, self.choose_task(state, node, incumbent))
-
-    def _prior(self, state: SearchState, idx: np.ndarray, solved: bool = True) -> np.ndarray:
-        """Pseudo-counts from each node's parent's posterior mean (none for the root)."""
-        own_s, own_f = state.own_record()
-        out = np.zeros(len(idx))
-        for k, i in enumerate(idx):
-            parent = state.parent(state.node_id(int(i)))
-            if parent is None:
-                continue
-            p = state.index(parent)
-            mean = (1.0 + own_s[p]) / (2.0 + own_s[p] + own_f[p])
-            out[k] = self.parent_prior * (mean if solved else 1.0 - mean)
-        return out
 
     def choose_task(self, state: SearchState, node: NodeId, incumbent: NodeId | None) -> str:
         tasks = state.unevaluated_tasks(node)
