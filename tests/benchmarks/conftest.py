@@ -28,6 +28,6 @@ def polyglot_image() -> str:
 
 @pytest.fixture(scope="session")
 def suite_image(runtime_image: str) -> str:
-    from dgm.benchmarks import suite_image
+    from dgm.benchmarks.swebench import suite_image
 
     return suite_image.build(log=lambda _line: None)

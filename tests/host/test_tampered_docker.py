@@ -43,12 +43,12 @@ PY
 
 
 def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path: Path) -> None:
-    from dgm.benchmarks.swebench import SweBenchmark
+    from dgm.benchmarks.swebench.loader import SweTasks
     from dgm.sandbox.docker_client import docker_client
 
     if not (DATA / "instances.jsonl").is_file():
         pytest.skip(f"no SWE-bench data at {DATA}")
-    task = SweBenchmark(str(DATA)).task(MARSHMALLOW)
+    task = SweTasks(str(DATA)).task(MARSHMALLOW)
     try:
         docker_client().images.get(task.image)
     except Exception:  # noqa: BLE001 - built by `dgm sandbox build swebench`, not here

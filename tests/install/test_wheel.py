@@ -40,7 +40,7 @@ PROBE = """
 import json, dgm
 from dgm import paths
 from dgm.sandbox import images
-from dgm.benchmarks import suite_image
+from dgm.benchmarks.swebench import suite_image
 print(json.dumps({"dgm": dgm.__file__, "assets": str(paths.assets_root()),
                   "wheel": paths.installed_from_wheel(),
                   "tags": [images.tag(n) for n in images.IMAGE_NAMES] + [suite_image.tag()]}))
@@ -107,7 +107,7 @@ def test_installed_wheel_finds_its_own_assets_from_any_directory(venv, tmp_path)
     assert Path(found["dgm"]).is_relative_to(venv) and found["wheel"]
     assert Path(found["assets"]).is_relative_to(venv)
     # The same image tags as this checkout: images built from a checkout serve the install.
-    from dgm.benchmarks import suite_image
+    from dgm.benchmarks.swebench import suite_image
     from dgm.sandbox import images
 
     assert found["tags"] == [images.tag(n) for n in images.IMAGE_NAMES] + [suite_image.tag()]
