@@ -13,6 +13,7 @@ import pytest
 from dgm.benchmarks.swebench.judge import judge_swebench as judge
 from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.sandbox import ResourceLimits
+from tests.needs import missing
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +31,7 @@ def swe_ci() -> SweTasks:
     from dgm.benchmarks.swebench.data import SweData
 
     if not (DATA / "instances.jsonl").is_file():
-        pytest.skip(f"no SWE-bench data at {DATA}")
+        missing("swebench", f"no SWE-bench data at {DATA}")
     swebench_images.build(SweData(DATA), read_id_file(CI_SUBSET), log=lambda _l: None)
     return SweTasks(str(DATA))
 

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.needs import missing
+
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("DGM_SHARED_DIR", REPO.parent / "shared"))
 ASSET_TREES = ("seed_agent", "containers", "eval")
@@ -122,7 +124,7 @@ def test_installed_wheel_finds_its_own_assets_from_any_directory(venv, tmp_path)
 def test_dry_run_from_the_installed_wheel_in_another_directory(venv, tmp_path) -> None:
     data = SHARED / "polyglot-benchmark"
     if not data.is_dir():
-        pytest.skip(f"polyglot benchmark not found at {data}")
+        missing("polyglot", f"polyglot benchmark not found at {data}")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     run_dir = tmp_path / "x"
