@@ -41,7 +41,7 @@ from dgm.loop.stop_rules import (
     StopRules,
 )
 from dgm.store import Run, best_node
-from dgm.strategies import SearchState, Strategy, make_strategy
+from dgm.strategies import Budget, SearchState, Strategy, make_strategy
 
 __all__ = ["JobFactory", "LoopSummary", "MetaLoop", "eval_job_id", "expand_job_id", "rebuild_state"]
 
@@ -136,8 +136,10 @@ class MetaLoop:
         # Seeded by the config's seed and the history, so a resumed run does not replay
         # the random choices it already made.
         seed = np.random.SeedSequence([config.seed, done_jobs])
-        strategy = self.strategy = make_strategy(config.strategy, seed=seed, workers=config.workers)
         limits = config.limits
+        strategy = self.strategy = make_strategy(
+            config.strategy, seed, config.workers, Budget(limits.max_evals)
+        )
         budget = SearchBudget(
             max_evals=limits.max_evals,
             max_nodes=limits.max_nodes,

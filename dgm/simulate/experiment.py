@@ -23,7 +23,7 @@ from dgm.loop.scheduler import Scheduler, SearchBudget
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import LandscapeParams, World
 from dgm.simulate.variants import variant
-from dgm.strategies import ROOT, NodeId, SearchState, make_strategy, split_plan
+from dgm.strategies import ROOT, Budget, NodeId, SearchState, make_strategy, split_plan
 
 
 @dataclass
@@ -75,7 +75,8 @@ def run_one(
         World(landscape, seed) if isinstance(landscape, LandscapeParams) else landscape.world(seed)
     )
     state = SearchState(split_plan(world.plan(), config, seed)[0], barren_after=config.barren_after)
-    strategy = make_strategy(config, strategy_seed(strategy_name, seed), workers)
+    plan_budget = Budget(budget, world.params.expansion_cost)
+    strategy = make_strategy(config, strategy_seed(strategy_name, seed), workers, plan_budget)
     durations_rng = np.random.default_rng([seed, zlib.crc32(b"durations")])
     executor = SimulatedExecutor(world, durations_rng)
     limits = SearchBudget(max_evals=budget, expansion_cost=world.params.expansion_cost)

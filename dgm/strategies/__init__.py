@@ -8,6 +8,8 @@ shipped = strategy.final_choice(state)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from dgm.config import StrategyConfig
@@ -30,18 +32,31 @@ def make_strategy(
     config: StrategyConfig,
     seed: int | np.random.SeedSequence | np.random.Generator = 0,
     workers: int = 1,
+    budget: Budget | None = None,
 ) -> Strategy:
     """The strategy `config.name`, with its settings and an RNG seeded from `seed`;
-    `workers`: the run's worker count (hgm's start-up expansions depend on it)."""
+    `workers`: the run's worker count (hgm's start-up expansions depend on it); `budget`:
+    the run's evaluation budget, when it has one (adaptive's endgame)."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    strategy = _build(config, rng, workers)
+    strategy = _build(config, rng, workers, budget or Budget())
     final = config.final
     min_evals = config.hgm.min_evals_final or final.min_evals  # the deprecated spelling wins
     strategy.final = FinalRule(final.quantile, min_evals)
     return strategy
 
 
-def _build(config: StrategyConfig, rng: np.random.Generator, workers: int) -> Strategy:
+@dataclass(frozen=True)
+class Budget:
+    """A run's evaluation budget, as a strategy may plan with it."""
+
+    max_evals: float | None = None
+    expansion_cost: float = 0.0
+    """What one expansion costs against `max_evals`."""
+
+
+def _build(
+    config: StrategyConfig, rng: np.random.Generator, workers: int, budget: Budget
+) -> Strategy:
     if config.name == "dgm":
         return DGMStrategy(
             rng,
@@ -75,6 +90,9 @@ def _build(config: StrategyConfig, rng: np.random.Generator, workers: int) -> St
             parent_rule=a.parent_rule,
             race=a.race,
             stay=a.stay,
+            endgame=a.endgame,
+            eval_budget=budget.max_evals,
+            expansion_cost=budget.expansion_cost,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)
@@ -88,6 +106,7 @@ __all__ = [
     "STRATEGY_NAMES",
     "Action",
     "AdaptiveStrategy",
+    "Budget",
     "FinalRule",
     "GEAStrategy",
     "DGMStrategy",

@@ -24,6 +24,9 @@ ship. This policy keeps hgm's schedule and changes:
   incumbent too (LUCB), a prior for a child from its parent: none beat this on mismatch.
 - The task: the node's open task whose pooled solve rate over all nodes is nearest 0.5
   (`task_order = "informative"`). No stage gate.
+- Endgame (`endgame` = k, when the run has an evaluation budget): with less than
+  k x `min_evals` evaluation-equivalents left, no more expansions (a child made then
+  could not be recognised in time).
 - Ships by the one shipping rule (final.py), as every strategy.
 """
 
@@ -50,6 +53,9 @@ class AdaptiveStrategy(HGMStrategy):
         parent_rule: str = "thompson",
         race: bool = False,
         stay: float = 0.0,
+        endgame: float = 0.0,
+        eval_budget: float | None = None,
+        expansion_cost: float = 0.0,
     ) -> None:
         super().__init__(rng, alpha=alpha, skip_barren=True, startup=False, take_other_action=True)
         self.parent_rule = parent_rule
@@ -58,6 +64,24 @@ class AdaptiveStrategy(HGMStrategy):
         self.task_order = task_order
         self.race = race
         self.stay = stay
+        self.endgame = endgame
+        self.eval_budget = eval_budget
+        self.expansion_cost = expansion_cost
+
+    def wants_expansion(self, state: SearchState) -> bool:
+        """hgm's rule, except in the endgame: with less than `endgame` x min_evals of the
+        evaluation budget left, a new child could not be recognised in time, so the rest
+        goes to telling the candidates apart."""
+        if self.endgame and self.eval_budget is not None:
+            expansions = state.size - 1 + state.total_failed_expansions
+            committed = (
+                state.total_evals
+                + state.total_pending_evals
+                + self.expansion_cost * (expansions + state.total_pending_expansions)
+            )
+            if self.eval_budget - committed < self.endgame * self.final.min_evals:
+                return False
+        return super().wants_expansion(state)
 
     def challengers(self, state: SearchState, idx: np.ndarray) -> tuple[np.ndarray, NodeId | None]:
         """(mask over `idx` of the nodes racing the incumbent, the incumbent)."""
