@@ -171,8 +171,9 @@ class AdaptiveStrategyConfig(Section):
     """Race a newcomer whose posterior mean beats what ships now against it until their
     credible bounds separate (it ships, or its upper bound falls below the incumbent's
     lower bound); replaces the fixed `fast_track` window when on."""
-    endgame: float = Field(default=0.0, ge=0)
-    """With less than endgame x min_evals of `limits.max_evals` left, stop expanding."""
+    endgame: float = Field(default=6.0, ge=0)
+    """With less than endgame x min_evals of `limits.max_evals` left, stop expanding
+    (0: never; no `max_evals`: never)."""
     stay: float = Field(default=1.0, ge=0)
     """A challenger stays one while its posterior mean plus `stay` posterior sds beats
     the incumbent's mean (0: until its mean falls below)."""

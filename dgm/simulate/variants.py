@@ -98,6 +98,7 @@ ABLATION: dict[str, Variant] = {
         _adaptive(
             "adaptive-no-newcomer-first", "neither race nor window", race=False, fast_track=False
         ),  # fmt: skip
+        _adaptive("adaptive-no-endgame", "expansions until the budget ends", endgame=0.0),
         _adaptive("adaptive-alpha-0.6", "hgm's expansion rate", alpha=0.6),
         _adaptive("adaptive-random-tasks", "hgm's uniform task choice", task_order="random"),
         _adaptive("adaptive-full-clade", "hgm's clade-only parent posterior", clade_weight=1.0),
