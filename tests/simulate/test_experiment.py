@@ -27,8 +27,8 @@ def test_the_shipped_agent_is_the_strategys_own_final_choice(monkeypatch):
     its true rate, not the best agent in the tree."""
     picks = []
 
-    def newest_shipping_strategy(config, seed, workers):
-        strategy = make_strategy(config, seed, workers)
+    def newest_shipping_strategy(config, seed, workers, budget):
+        strategy = make_strategy(config, seed, workers, budget)
 
         def final_choice(state):
             picks.append(state.node_ids[-1])
