@@ -87,9 +87,8 @@ class SearchState:
         codes: Mapping[NodeId, str] | None = None,
         barren_after: int = DEFAULT_BARREN_AFTER,
     ) -> SearchState:
-        """Rebuild from history: nodes as (id, parent) in creation order, the root first
-        with parent None; evaluations as (node, task, solved); failed expansions by parent
-        id; `codes` each node's codebase id. Jobs in flight are reported again later."""
+        """Rebuild from history: nodes as (id, parent) in creation order, root first; results
+        as (node, task, solved); failed expansions by parent; `codes`: each node's code."""
         node_list = list(nodes)
         if not node_list or node_list[0][1] is not None:
             raise ValueError("replay needs the root node first, with parent None")
@@ -220,6 +219,10 @@ class SearchState:
         return len(self._nodes)
 
     @property
+    def barren_after(self) -> int:
+        return self._barren.after
+
+    @property
     def in_flight(self) -> int:
         return self._total_pending_evals + self._total_pending_expansions
 
@@ -343,9 +346,7 @@ class SearchState:
         """Clade counts from own counts: children always come after their parent, so one
         pass from the newest node back adds each finished subtree into its parent."""
         n = self.size
-        self._clade_successes[:n] = self._own_successes[:n]
-        self._clade_failures[:n] = self._own_failures[:n]
-        successes, failures = self._clade_successes.tolist(), self._clade_failures.tolist()
+        successes, failures = self._own_successes[:n].tolist(), self._own_failures[:n].tolist()
         for i in range(n - 1, 0, -1):
             parent = self._nodes[i].parent
             successes[parent] += successes[i]
@@ -392,8 +393,7 @@ class SearchState:
 _COLUMNS = ("_own_successes", "_own_failures", "_clade_successes", "_clade_failures",
             "_todo_count", "_pending_evals", "_pending_expansions", "_child_count",
             "_failed_expansions_of", "_code_group")  # fmt: skip
-"""The per-node int64 columns, grown together. `_todo_count`: open tasks neither recorded
-nor running; `_code_group`: the node's code group (nodes with the same code share one)."""
+"""Per-node int64 columns, grown together (`_todo_count`: open, unrecorded, not running)."""
 
 
 def _frozen(column: np.ndarray) -> np.ndarray:
