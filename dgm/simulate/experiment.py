@@ -138,6 +138,8 @@ class StrategySummary:
     """Median over all seeds, a seed that never reached counting as infinitely many;
     None when half or more never reached."""
     sim_hours_mean: float
+    evals_to_make_median: float | None = None
+    """Median evaluations until an agent reaching the target was made (shipped or not)."""
 
 
 # Two-sided 95% Student-t quantiles for small samples; 1.96 beyond.
@@ -175,7 +177,14 @@ def summarise(results: list[SeedResult]) -> StrategySummary:
         evals_to_target_mean=statistics.fmean(hits) if hits else None,
         evals_to_target_median=None if math.isinf(median) else median,
         sim_hours_mean=statistics.fmean(r.sim_hours for r in results),
+        evals_to_make_median=_median_reached([r.evals_to_make for r in results]),
     )
+
+
+def _median_reached(values: list[float | None]) -> float | None:
+    """Median, a seed that never reached counting as infinite; None when that is inf."""
+    median = statistics.median(math.inf if v is None else v for v in values)
+    return None if math.isinf(median) else median
 
 
 def run_experiment(
