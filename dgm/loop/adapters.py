@@ -21,8 +21,8 @@ from dgm.jobs import run_job
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.evaluate import AgentRef, EvalJob, usage_of, with_usage
 from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings
+from dgm.jobs.expand.improve import procedure_for
 from dgm.jobs.hidden_redaction import hidden_texts
-from dgm.jobs.improve_agent import procedure_for
 from dgm.jobs.llm_access import LLMAccess
 from dgm.loop.job_factory import JobFactory
 from dgm.sandbox import ResourceLimits

@@ -14,7 +14,7 @@ import pytest
 from dgm.config import RunConfig
 from dgm.jobs.agent_run import MAX_KEPT_TOOLS, _keep_tools
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.jobs.harvest import content_hash, tools_dir_of
+from dgm.jobs.expand.harvest import content_hash, tools_dir_of
 from dgm.loop.action_jobs import ActionJobs, expand_job_id
 from dgm.loop.harvest_tools import harvest_target, read_tools
 from dgm.loop.job_factory import JobFactory

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from dgm.jobs.diagnose import choose_target
-from dgm.jobs.expand import ExpandJob, ExpandSettings, job_diagnosis_request
+from dgm.jobs.expand import ExpandJob, ExpandSettings
+from dgm.jobs.expand.builtin import job_diagnosis_request
 from dgm.jobs.history import FORMAT, HistoryError, load_history, read_part, render_history
 from dgm.loop.history import budget_left, write_history
 from dgm.loop.meta_loop import MetaLoop
