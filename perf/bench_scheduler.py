@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dgm.config import StrategyConfig  # noqa: E402
-from dgm.loop.executors import Evaluated, Expanded, ExpansionFailed, LocalExecutor  # noqa: E402
+from dgm.executors import Evaluated, Expanded, ExpansionFailed, LocalExecutor  # noqa: E402
 from dgm.loop.scheduler import Scheduler, SearchBudget  # noqa: E402
 from dgm.simulate.executor import SimulatedExecutor  # noqa: E402
 from dgm.simulate.landscape import World  # noqa: E402

@@ -20,6 +20,16 @@ MAX_LINES = 400
 SQL = re.compile(r"""["'](\s*)(SELECT|INSERT|UPDATE|DELETE)\s""")
 COMMANDS = "commands"
 """Every `dgm <cmd>` entry point: no other room may import it."""
+LAYERS: list[set[str]] = [
+    {"commands"},
+    {"loop"},
+    {"executors", "strategies"},
+    {"jobs"},
+    {"benchmarks"},
+    {"sandbox", "gateway"},
+    {"store"},
+]
+"""The main rooms, top to bottom: a room imports only rooms of its own layer or below."""
 
 
 def _module(path: Path, root: Path = DGM) -> str:
@@ -72,6 +82,22 @@ def test_rooms_import_each_other_in_one_direction_only() -> None:
     assert {"commands", "loop", "store", "jobs"} <= set(order)
 
 
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    layer = {room: depth for depth, rooms in enumerate(LAYERS) for room in rooms}
+    return sorted(
+        f"{room} -> {other}"
+        for room, targets in edges.items()
+        for other in targets
+        if room in layer and other in layer and layer[other] < layer[room]
+    )
+
+
+def test_the_main_rooms_import_downward_only() -> None:
+    """commands -> loop -> strategies/executors -> jobs -> benchmarks -> sandbox+gateway
+    -> store."""
+    assert upward_imports(room_graph()) == [], "move the code (or the import) down a room"
+
+
 def test_no_room_imports_the_commands() -> None:
     # `python -m dgm` (dgm/__main__.py) is an entry point like the console script.
     graph = room_graph()
@@ -109,3 +135,4 @@ def test_the_checks_catch_what_they_claim(tmp_path: Path) -> None:
     with pytest.raises(graphlib.CycleError):
         graphlib.TopologicalSorter(edges).prepare()
     assert SQL.search('q = "SELECT id FROM nodes"') and not SQL.search("# select a node")
+    assert upward_imports({"jobs": {"loop", "store"}}) == ["jobs -> loop"]

@@ -15,7 +15,7 @@ import typer
 from dgm.commands.options import PriceOption, SelfImproveOption
 from dgm.config import RunConfig
 from dgm.errors import DgmError
-from dgm.loop.executors import Completion
+from dgm.executors import Completion
 from dgm.loop.meta_loop import MetaLoop
 from dgm.loop.session import StatusLine, describe, new_run_config, open_session, sweep_orphans
 from dgm.loop.stop_rules import remedy
@@ -180,7 +180,7 @@ def _locked(run_dir: Path) -> Iterator[RunLock]:
 def _need_ray_if_asked(executor: str | None, config: Path | None) -> None:
     """`--executor ray` (or `[executor] kind = "ray"`) without Ray: one line, exit 2."""
     kind = executor or (RunConfig.load(config).executor.kind if config else None)
-    from dgm.distributed.cluster import INSTALL, ray_installed
+    from dgm.executors.distributed.cluster import INSTALL, ray_installed
 
     if kind == "ray" and not ray_installed():
         typer.echo(f"error: the ray executor needs Ray: {INSTALL}", err=True)

@@ -1,8 +1,9 @@
-"""Where jobs run: the executor protocol, job outcomes, and the thread and process executors.
+"""What every executor speaks: a submitted job (`Ticket`, its `Work`), how it ended
+(`Outcome`) and when (`Completion`), and the `Executor` protocol.
 
 The scheduler only ever calls `submit`, `next_completion` and `now`, so the thread pool
-and the process pool (wall clock) and the simulator's event heap (virtual clock) are
-interchangeable; so is the Ray executor (ray_executor.py, `make_executor("ray", ...)`).
+and the process pool (wall clock, local.py), the Ray cluster (distributed/ray_executor.py)
+and the simulator's event heap (virtual clock) are interchangeable.
 
 A job is what the meta loop builds from an action (`Scheduler(make_job=...)`): a `Work`
 (plain data, the module-level function that runs it, and the step that records its
@@ -12,12 +13,7 @@ returning an `Outcome`.
 
 from __future__ import annotations
 
-import multiprocessing
-import queue
-import signal
-import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -109,115 +105,3 @@ class Executor(Protocol):
         """Block until a submitted job finishes and return it (called only while some job
         is in flight)."""
         ...
-
-
-class ThreadExecutor:
-    """Runs jobs on a pool of threads, measured in wall-clock seconds.
-
-    Threads suit the real jobs: they spend their time waiting on Docker and the LLM
-    gateway, not in Python.
-    """
-
-    def __init__(self, workers: int) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dgm-job")
-        self._done: queue.Queue[Completion] = queue.Queue()
-        self._t0 = time.monotonic()
-
-    def now(self) -> float:
-        return time.monotonic() - self._t0
-
-    def submit(self, ticket: Ticket) -> None:
-        job = ticket.job
-        self._pool.submit(self._run, ticket, job.run_here if isinstance(job, Work) else job)
-
-    def _run(self, ticket: Ticket, job: Callable[[], Outcome]) -> None:
-        started = self.now()
-        try:
-            outcome = job()
-        except Exception as exc:  # a crashed job must not take the loop down with it
-            outcome = JobCrashed(f"{type(exc).__name__}: {exc}")
-        self._done.put(Completion(ticket, outcome, started, self.now()))
-
-    def next_completion(self) -> Completion:
-        return self._done.get()
-
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=True)
-
-    def __enter__(self) -> ThreadExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-
-
-LocalExecutor = ThreadExecutor
-"""The name earlier versions used."""
-
-
-class ProcessExecutor:
-    """Runs each job's `run(payload)` in a worker process (spawned: nothing of the parent's
-    memory is inherited), and its `finish` back in this process. The proof that jobs are
-    plain data: a payload that needs a live object of the parent fails here."""
-
-    def __init__(self, workers: int) -> None:
-        context = multiprocessing.get_context("spawn")
-        self._pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_leave_ctrl_c_to_the_loop
-        )
-        self._done: queue.Queue[Completion] = queue.Queue()
-        self._t0 = time.monotonic()
-
-    def now(self) -> float:
-        return time.monotonic() - self._t0
-
-    def submit(self, ticket: Ticket) -> None:
-        work = ticket.job
-        if not isinstance(work, Work):
-            raise TypeError("the process executor runs Work (plain data), not closures")
-        started = self.now()
-        future = self._pool.submit(work.run, work.payload)
-        future.add_done_callback(lambda f: self._finish(ticket, work, f, started))
-
-    def _finish(self, ticket: Ticket, work: Work, future: Future, started: float) -> None:
-        error = future.exception()
-        try:
-            outcome = work.finish(None if error else future.result(), error)
-        except Exception as exc:
-            outcome = JobCrashed(f"{type(exc).__name__}: {exc}")
-        self._done.put(Completion(ticket, outcome, started, self.now()))
-
-    def next_completion(self) -> Completion:
-        return self._done.get()
-
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def __enter__(self) -> ProcessExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-
-
-def _leave_ctrl_c_to_the_loop() -> None:
-    """Workers ignore Ctrl-C: the loop's first one lets running jobs finish, the second
-    cancels their containers (which ends the jobs)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-EXECUTORS = {"thread": ThreadExecutor, "process": ProcessExecutor}
-
-
-def make_executor(kind: str, workers: int, run: Any = None, jobs: Any = None) -> Any:
-    """`thread` (the default: jobs wait on Docker and the LLM, not on Python), `process`,
-    or, given the run and its job factory, `ray`."""
-    if kind == "ray" and run is not None:
-        from dgm.loop.ray_executor import ray_executor_for
-
-        return ray_executor_for(workers, run, jobs)
-    if kind not in EXECUTORS:
-        from dgm.errors import ConfigError
-
-        raise ConfigError(f"unknown executor {kind!r}", f"use one of: {', '.join(EXECUTORS)}")
-    return EXECUTORS[kind](workers)

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from dgm.errors import DgmError
+from dgm.executors import Outcome, Work
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
-from dgm.jobs.group import group_experience_from_run
-from dgm.loop.executors import Outcome, Work
+from dgm.loop.group_experience import group_experience_from_run
 from dgm.loop.harvest_tools import harvest_target
 from dgm.loop.history import budget_left, write_history
 from dgm.loop.job_factory import JobFactory

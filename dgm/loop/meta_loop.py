@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dgm.executors import Completion, make_executor
 from dgm.loop.action_jobs import ActionJobs, eval_job_id, expand_job_id
 from dgm.loop.confirmation import confirm, search_plan
-from dgm.loop.executors import Completion, make_executor
 from dgm.loop.job_factory import JobFactory
 from dgm.loop.job_order import OrderedExecutor, RecordedOrder
 from dgm.loop.recording import Recorder

@@ -12,7 +12,7 @@ from typing import Any
 
 from dgm.config import RunConfig
 from dgm.errors import DgmError
-from dgm.loop.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
+from dgm.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
 from dgm.loop.meta_loop import MetaLoop
 from dgm.paths import default_run_dir
 from dgm.store import Run

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from dgm.config import RunConfig
+from dgm.executors import ProcessExecutor, Ticket, Work
 from dgm.jobs import job_from_dict, job_to_dict, run_job
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.loop.executors import ProcessExecutor, Ticket, Work
 from dgm.loop.history import write_history
 from dgm.paths import seed_agent_dir
 from dgm.store import Run

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dgm.distributed.relay import JobRelay
+from dgm.executors.distributed.relay import JobRelay
 from dgm.gateway import Gateway, JobBinding, LLMCallError, register_script, short_socket_path
 from dgm.jobs.llm_access import LLMAccess, chat
 

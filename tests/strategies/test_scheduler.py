@@ -3,7 +3,7 @@ import threading
 import numpy as np
 import pytest
 
-from dgm.loop.executors import (
+from dgm.executors import (
     Completion,
     Evaluated,
     Expanded,

@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dgm.distributed.cluster import SLOT_RESOURCE, connect, require_ray, total_slots
-from dgm.distributed.parcel import Parcel, Returned, pack, receive
-from dgm.distributed.worker import run_parcel, warm
 from dgm.errors import DgmError
-from dgm.loop.executors import Completion, JobCrashed, Outcome, Ticket, Work
+from dgm.executors.distributed.cluster import SLOT_RESOURCE, connect, require_ray, total_slots
+from dgm.executors.distributed.parcel import Parcel, Returned, pack, receive
+from dgm.executors.distributed.worker import run_parcel, warm
+from dgm.executors.protocol import Completion, JobCrashed, Outcome, Ticket, Work
 
 Placed = Callable[[str, Returned, float], None]
 """(job id, what its node sent back, seconds from submit to its result here)."""
