@@ -22,6 +22,7 @@ COMMANDS = "commands"
 """Every `dgm <cmd>` entry point: no other room may import it."""
 LAYERS: list[set[str]] = [
     {"commands"},
+    {"evaluation", "simulate"},
     {"loop"},
     {"executors", "strategies"},
     {"jobs"},
@@ -93,8 +94,8 @@ def upward_imports(edges: dict[str, set[str]]) -> list[str]:
 
 
 def test_the_main_rooms_import_downward_only() -> None:
-    """commands -> loop -> strategies/executors -> jobs -> benchmarks -> sandbox+gateway
-    -> store."""
+    """commands -> evaluation/simulate -> loop -> strategies/executors -> jobs -> benchmarks
+    -> sandbox+gateway -> store."""
     assert upward_imports(room_graph()) == [], "move the code (or the import) down a room"
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks.swebench import SweBenchmark
+from dgm.evaluation.evaluate_agent import evaluate_agent
 from dgm.gateway import Gateway, register_script
 from dgm.jobs.evaluate import AgentRef
-from dgm.loop.evaluate_agent import evaluate_agent
 
 pytestmark = pytest.mark.docker
 

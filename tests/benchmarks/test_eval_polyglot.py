@@ -11,8 +11,8 @@ import pytest
 from dgm.benchmarks import polyglot
 from dgm.benchmarks.task_images import missing_images, pin_images
 from dgm.errors import NotFoundError
+from dgm.evaluation.evaluate_agent import Summary, evaluate_agent
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
-from dgm.loop.evaluate_agent import Summary, evaluate_agent
 
 pytestmark = pytest.mark.docker
 
