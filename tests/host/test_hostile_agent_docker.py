@@ -19,8 +19,8 @@ from dgm.gateway import Gateway, JobBinding, register_script
 from dgm.jobs.diagnose import choose_target, diagnosis_request
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
 from dgm.jobs.hidden_redaction import hidden_texts
-from dgm.jobs.history import render_history
-from dgm.loop.history import write_history
+from dgm.jobs.history_format import render_history
+from dgm.loop.history_writer import write_history
 from dgm.report.html import write_report
 from dgm.store import Run
 

@@ -1,7 +1,8 @@
 """The built-in self-improvement procedure (`[self_improve] mode = "dgm"`):
 
     diagnose  evidence about the parent (dgm/jobs/diagnose.py) and its structured history
-              (dgm/jobs/history.py) -> problem statement, through the gateway as role `diagnose`
+              (dgm/jobs/history_format.py) -> problem statement, through the gateway as
+              role `diagnose`
     solve     the PARENT's own agent runs `solve` in a sandbox on a writable git copy of
               its own source, with that problem statement (role `self_improve`)
 
@@ -22,7 +23,7 @@ from dgm.jobs import agent_run
 from dgm.jobs.diagnose import diagnosis_request, parse_diagnosis, problem_statement
 from dgm.jobs.expand.child import finish, make_child, self_edit_request
 from dgm.jobs.expand.job import ExpandJob, ExpandResult
-from dgm.jobs.history import RENDER_LIMIT, HistoryError, render_history
+from dgm.jobs.history_format import RENDER_LIMIT, HistoryError, render_history
 from dgm.jobs.llm_access import chat
 from dgm.workspace_git import git_init
 

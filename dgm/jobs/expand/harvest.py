@@ -3,7 +3,7 @@
 An agent that declares `[tools] dir` in agent.toml may write tools for itself while it
 works (the seed: `make_tool`); the eval job keeps them (`<eval log>/out/tools/<name>/`).
 The loop picks those from the parent's SUCCESSFUL evaluations that its codebase lacks
-(dgm/loop/harvest_tools.py) and sends them here as the target's `tools`. This job makes
+(dgm/loop/harvest_target.py) and sends them here as the target's `tools`. This job makes
 NO LLM call:
 
     tools   each tool's own smoke check runs in a sandbox (tool_smoke.py); failing

@@ -3,7 +3,7 @@
 With `[self_improve] mode = "agent"` the expand job runs the parent's `improve` command
 (agent.toml) in a sandbox: its code read-only at /agent, a writable git copy of that same
 code at /work, the history of its lineage read-only at /history (dgm-history/1, written
-by the loop: dgm/loop/history.py), /out for its record, and one LLM endpoint (role
+by the loop: dgm/loop/history_writer.py), /out for its record, and one LLM endpoint (role
 `improve`) for every call it makes, diagnosis and self-edit alike. What it chooses to
 improve and how is the agent's code, which the child may rewrite: the meta level evolves
 with the agent. The harness then does what it does for the built-in procedure

@@ -47,7 +47,7 @@ class ExpandJob:
     self_improve_llm: LLMAccess | None = None
     """Endpoint the parent's agent uses while it edits its own code."""
     history_dir: str | None = None
-    """The parent's structured history (dgm/jobs/history.py), written by the loop; not
+    """The parent's structured history (dgm/jobs/history_format.py), written by the loop; not
     part of the job id."""
     improve_llm: LLMAccess | None = None
     """Hyperagent mode: the one endpoint of the parent's `improve` command (role `improve`)."""

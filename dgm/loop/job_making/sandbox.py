@@ -24,7 +24,7 @@ from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings
 from dgm.jobs.expand.improve import procedure_for
 from dgm.jobs.hidden_redaction import hidden_texts
 from dgm.jobs.llm_access import LLMAccess
-from dgm.loop.job_factory import JobFactory
+from dgm.loop.job_making.factory import JobFactory
 from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_PID
 from dgm.sandbox.session import choose_backend
