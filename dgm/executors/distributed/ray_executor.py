@@ -59,7 +59,7 @@ class RayExecutor:
             retry_exceptions=False,
         )  # fmt: skip
         self._head = ray.get_runtime_context().get_node_id()
-        self.warm_nodes = self._warm_up(min(workers, total_slots(slot_resource)), slot_resource)
+        self._warm_up(min(workers, total_slots(slot_resource)), slot_resource)
         self._pending: dict[Any, tuple[Ticket, Work, Parcel, float]] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
