@@ -53,7 +53,7 @@ def eval_command(
     from dgm.benchmarks import load_benchmark
     from dgm.benchmarks.task_images import missing_images, pin_images
     from dgm.evaluation.evaluate_agent import Summary, write_results
-    from dgm.evaluation.session import resolve_agent, start_gateway
+    from dgm.evaluation.prepare import resolve_agent, start_gateway
     from dgm.executors import EXECUTORS
 
     if executor not in EXECUTORS:

@@ -85,7 +85,7 @@ def open_session(
     """The gateway (accounting to the store) and the loop with the real jobs; the gateway
     is started, so the caller must `close_session`."""
     from dgm.gateway import Gateway
-    from dgm.loop.job_making.sandbox import SandboxJobs
+    from dgm.loop.job_making.sandbox_jobs import SandboxJobs
 
     config = store.config
     gateway = Gateway.from_config(

@@ -28,7 +28,7 @@ TASK = "python__wordy"  # needs the search tool the seed lacks: the expansion ad
 def world(tmp_path_factory: pytest.TempPathFactory):
     from dgm.benchmarks import load_benchmark
     from dgm.gateway import Gateway
-    from dgm.loop.job_making.sandbox import SandboxJobs
+    from dgm.loop.job_making.sandbox_jobs import SandboxJobs
     from dgm.sandbox import images
     from dgm.scripted.dry_run import DRY_RUN_SUBSET, register
 

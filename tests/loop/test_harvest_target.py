@@ -16,8 +16,8 @@ from dgm.jobs.agent_run import MAX_KEPT_TOOLS, _keep_tools
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand.harvest import content_hash, tools_dir_of
 from dgm.loop.harvest_target import harvest_target, read_tools
-from dgm.loop.job_making.actions import ActionJobs, expand_job_id
 from dgm.loop.job_making.factory import JobFactory
+from dgm.loop.job_making.from_actions import ActionJobs, expand_job_id
 from dgm.store import Evaluation, Run
 
 TOOL_PY = "import json, sys\nprint(json.load(sys.stdin).get('q', 'hi'))\n"

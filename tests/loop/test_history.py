@@ -258,7 +258,7 @@ def test_an_expansion_goes_on_without_a_history_it_could_not_write(
     def broken(*args, **kwargs):
         raise OSError("No space left on device")
 
-    monkeypatch.setattr("dgm.loop.job_making.actions.write_history", broken)
+    monkeypatch.setattr("dgm.loop.job_making.from_actions.write_history", broken)
     run = make_run(**{"limits.max_evals": 10, "workers": 1})
     jobs = FakeJobs(run)
     MetaLoop(run, jobs=jobs).run()

@@ -6,7 +6,7 @@ Everything live (the gateway, the store) stays in the loop's process: the factor
 job to the gateway before it starts (the job carries only an endpoint description) and
 `settle` turns the job's result into what the store records, after it ends.
 
-The production implementation is `SandboxJobs` (sandbox.py); tests substitute their own.
+The production implementation is `SandboxJobs` (sandbox_jobs.py); tests substitute their own.
 """
 
 from __future__ import annotations
