@@ -1,4 +1,5 @@
-"""The shape of dgm/: its rooms (subpackages and top-level modules) import one way, no
+"""The shape of dgm/: its rooms (subpackages and top-level modules) import one way, its
+files import each other without a circle and use no other module's private names, no
 file grows past 400 lines, and SQL lives only in the store.
 
 A room is the first part of a module's name under dgm (`dgm.store.run` -> `store`). Every
@@ -99,6 +100,68 @@ def test_the_main_rooms_import_downward_only() -> None:
     assert upward_imports(room_graph()) == [], "move the code (or the import) down a room"
 
 
+def _modules(root: Path = DGM) -> dict[str, Path]:
+    return {_module(p, root): p for p in root.rglob("*.py")}
+
+
+def _imported_names(path: Path, root: Path = DGM) -> list[tuple[str, str | None]]:
+    """(module, name) for every import in the file, at any depth (inside functions too):
+    `from m import n` -> (m, n), `import m` -> (m, None); relative imports resolved."""
+    module = _module(path, root)
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".")
+                keep = len(package) - node.level + (1 if path.name == "__init__.py" else 0)
+                base = ".".join(package[:keep] + ([node.module] if node.module else []))
+            found.extend((base, alias.name) for alias in node.names)
+    return found
+
+
+def file_graph(root: Path = DGM) -> dict[str, set[str]]:
+    """Module -> the modules of dgm/ it imports. `from pkg import mod` is an edge to the
+    module `pkg.mod`; an import of a package a module lives in is not an edge (Python runs
+    that package's `__init__` first whatever the module imports)."""
+    modules = _modules(root)
+    edges: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        for target, name in _imported_names(path, root):
+            dest = f"{target}.{name}" if f"{target}.{name}" in modules else target
+            if dest in modules and dest != module and not module.startswith(dest + "."):
+                edges.setdefault(module, set()).add(dest)
+    return edges
+
+
+def private_imports(root: Path = DGM) -> list[str]:
+    """`from other import _name`: a name another module keeps to itself (dunders aside)."""
+    modules = _modules(root)
+    found = []
+    for module, path in modules.items():
+        for target, name in _imported_names(path, root):
+            if not target.startswith("dgm") or name is None or f"{target}.{name}" in modules:
+                continue
+            if name.startswith("_") and not name.startswith("__") and target != module:
+                found.append(f"{module} imports {name} from {target}")
+    return sorted(found)
+
+
+def test_files_import_each_other_in_one_direction_only() -> None:
+    """No circle between files, imports inside functions included: each module can be
+    read knowing only what it imports."""
+    try:
+        graphlib.TopologicalSorter(file_graph()).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail("files of dgm/ import each other in a circle: " + " -> ".join(exc.args[1]))
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    assert private_imports() == [], "make the name public (and say what it is for), or move it"
+
+
 def test_no_room_imports_the_commands() -> None:
     # `python -m dgm` (dgm/__main__.py) is an entry point like the console script.
     graph = room_graph()
@@ -137,3 +200,21 @@ def test_the_checks_catch_what_they_claim(tmp_path: Path) -> None:
         graphlib.TopologicalSorter(edges).prepare()
     assert SQL.search('q = "SELECT id FROM nodes"') and not SQL.search("# select a node")
     assert upward_imports({"jobs": {"loop", "store"}}) == ["jobs -> loop"]
+
+
+def test_the_file_checks_catch_what_they_claim(tmp_path: Path) -> None:
+    """A circle closed by an import inside a function, and a private name imported from
+    another module, are both caught; a package re-exporting its own modules is no circle."""
+    fake = tmp_path / "dgm"
+    (fake / "a").mkdir(parents=True)
+    (fake / "a" / "__init__.py").write_text("from dgm.a.x import run\n")
+    (fake / "a" / "x.py").write_text("from dgm.a import y\n\ndef run():\n    return y\n")
+    (fake / "a" / "y.py").write_text("def later():\n    from .x import _helper\n")
+    assert file_graph(fake) == {
+        "dgm.a": {"dgm.a.x"},
+        "dgm.a.x": {"dgm.a.y"},
+        "dgm.a.y": {"dgm.a.x"},
+    }
+    with pytest.raises(graphlib.CycleError):
+        graphlib.TopologicalSorter(file_graph(fake)).prepare()
+    assert private_imports(fake) == ["dgm.a.y imports _helper from dgm.a.x"]
