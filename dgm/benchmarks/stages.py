@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dgm.benchmarks.task import Benchmark
+from dgm.benchmarks.task import TaskSource
 from dgm.config import BenchmarkConfig
 
 
@@ -25,7 +25,7 @@ class Stage:
     """Pass rate the previous stage must reach for this one to run (None: always)."""
 
 
-def stages_for(config: BenchmarkConfig, benchmark: Benchmark) -> list[Stage]:
+def stages_for(config: BenchmarkConfig, benchmark: TaskSource) -> list[Stage]:
     first = tuple(t.id for t in benchmark.tasks(config.subset))
     stages = [Stage(1, config.subset, first, None)]
     if config.stage2_subset:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.swebench import SweBenchmark
+from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.evaluation.evaluate_agent import evaluate_agent
 from dgm.gateway import Gateway, GatewaySettings, register_script
 from dgm.jobs.evaluate import AgentRef
@@ -48,7 +48,7 @@ def test_agent_reaches_the_gateway_and_its_artefacts_are_logged(
     (agent / "agent.toml").write_text(
         '[commands]\nsolve = "python3 {agent_dir}/agent.py {task_file}"\n'
     )
-    task = SweBenchmark().task("dgm__tinyutil-1")
+    task = SweTasks().task("dgm__tinyutil-1")
     log = tmp_path / "out" / "logs" / task.id
     with Gateway(
         GatewaySettings("scripted/eval-test", run="t", log_dir=tmp_path / "gw", port=None)

@@ -3,7 +3,7 @@
 Each job is a task needing one unit of a custom resource (`dgm_slot` by default) that a
 node offers per sandbox it may run at once, so the cluster bounds the sandboxes per
 machine. The head (this process) stays the only writer: a job leaves as a parcel (the
-job's plain data plus tarballs of the folders it reads, dgm/distributed/parcel.py), and
+job's plain data plus tarballs of the folders it reads, parcel.py), and
 its result and log folder come back and are recorded here, through the job's own
 `finish`, exactly as with the thread executor.
 
