@@ -162,6 +162,17 @@ def test_no_private_name_is_imported_from_another_module() -> None:
     assert private_imports() == [], "make the name public (and say what it is for), or move it"
 
 
+def test_the_readme_layout_names_every_room() -> None:
+    """README.md's Layout lists each subpackage of dgm/ (`  name/`), and only those."""
+    readme = (DGM.parent / "README.md").read_text()
+    layout = readme.split("## Layout", 1)[1].split("```")[1]
+    listed = set(re.findall(r"^  ([a-z_]+)/ ", layout, re.M))
+    rooms = {p.parent.name for p in DGM.glob("*/__init__.py")} | {
+        p.name for p in DGM.iterdir() if p.is_dir() and any(p.glob("*.py"))
+    }
+    assert listed == rooms, f"README.md Layout: add {rooms - listed}, drop {listed - rooms}"
+
+
 def test_no_room_imports_the_commands() -> None:
     # `python -m dgm` (dgm/__main__.py) is an entry point like the console script.
     graph = room_graph()
