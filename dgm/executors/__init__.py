@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dgm.errors import ConfigError
-from dgm.executors.local import LocalExecutor, ProcessExecutor, ThreadExecutor
+from dgm.executors.local import ProcessExecutor, ThreadExecutor
 from dgm.executors.protocol import (
     Completion,
     Evaluated,
@@ -30,7 +30,6 @@ __all__ = [
     "Expanded",
     "ExpansionFailed",
     "JobCrashed",
-    "LocalExecutor",
     "Outcome",
     "ProcessExecutor",
     "ThreadExecutor",

@@ -53,10 +53,6 @@ class ThreadExecutor:
         self.shutdown()
 
 
-LocalExecutor = ThreadExecutor
-"""The name earlier versions used."""
-
-
 class ProcessExecutor:
     """Runs each job's `run(payload)` in a worker process (spawned: nothing of the parent's
     memory is inherited), and its `finish` back in this process. The proof that jobs are
