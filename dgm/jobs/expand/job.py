@@ -11,11 +11,14 @@ from dgm.jobs.diagnose import SPECIAL_STATEMENTS, ImprovementTarget
 from dgm.jobs.llm_access import LLMAccess
 from dgm.sandbox import ResourceLimits
 
+EXPAND_IMAGE = "runtime"
+"""The sandbox image self-edits and smoke tests run in (the loop pins its tag per session)."""
+
 
 @dataclass(frozen=True)
 class ExpandSettings:
     run: str
-    image: str = "runtime"
+    image: str = EXPAND_IMAGE
     max_steps: int = 80
     timeout_s: int = 1800
     smoke_test: bool = True
