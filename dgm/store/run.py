@@ -28,6 +28,7 @@ from dgm.store.db import Database
 from dgm.store.ledger import JobLedger, finish_job
 from dgm.store.queries import RunQueries
 from dgm.store.records import Evaluation, Node, Score
+from dgm.store.report_queries import ReportQueries
 
 CONFIG_FILE = "run.toml"
 DB_FILE = "run.sqlite"
@@ -48,6 +49,8 @@ class Run(JobLedger, RunQueries):
         self.config = config
         self.db = db
         self.archive = archive
+        self.aggregates = ReportQueries(db)
+        """What only the report reads (per-node costs, series, models used)."""
 
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
