@@ -43,7 +43,7 @@ def test_expansion_posterior_uses_clade_counts_over_nodes_with_an_own_success():
     # Beta(1 + clade successes, 1 + clade failures)
     assert a.tolist() == [1 + 4, 1 + 2, 1 + 1]
     assert b.tolist() == [1 + 7, 1 + 0, 1 + 3]
-    assert state.own_counts(0) == (1, 1)  # the reference bug: own counts must not grow
+    assert state.own_counts(0) == (1, 1)  # a clade query never adds to own counts
 
 
 def test_sharpen_scales_the_posterior_with_evaluations():
