@@ -94,6 +94,10 @@ class SearchState:
         self.total_failed_expansions = 0
         self.total_pending_evals = 0
         self.total_pending_expansions = 0
+        # Steering (dgm/loop/steering.py): a person's word over every strategy's choice of
+        # parent. Pinned: a candidate however barren; banned: never a parent.
+        self.pinned: set[NodeId] = set()
+        self.banned: set[NodeId] = set()
         self.add_node(root, None, root_code)
 
     # -- construction by replay ---------------------------------------------------------
@@ -315,7 +319,25 @@ class SearchState:
         groups = self.code_group[:n]
         streaks = np.asarray(self.barren_streak, dtype=np.int64)[groups]
         pending = np.bincount(groups, weights=self.pending_expansions[:n])[groups]
-        return (streaks == 0) | (streaks + pending < self.barren_after)
+        column = (streaks == 0) | (streaks + pending < self.barren_after)
+        column[self.steered_indices(self.pinned)] = True
+        column[self.steered_indices(self.banned)] = False
+        return column
+
+    def steered_indices(self, nodes: set[NodeId]) -> list[int]:
+        """Indices of the pinned or banned nodes that are in the tree."""
+        return [self._index[n] for n in nodes if n in self._index]
+
+    def open_stage2(self, node_id: NodeId) -> bool:
+        """Open a node's stage-2 tasks now (a person asked for more evaluations of it);
+        False when there are none or they are open already."""
+        i = self.index(node_id)
+        node = self._nodes[i]
+        if node.stage != 1 or not self.plan.stage2:
+            return False
+        node.stage = 2
+        self.todo_count[i] += len([t for t in self.plan.stage2 if t not in node.results])
+        return True
 
     def settled_column(self) -> np.ndarray:
         """Nodes whose open tasks are all recorded (nothing left, nothing running)."""
