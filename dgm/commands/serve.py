@@ -31,8 +31,9 @@ def register(app: typer.Typer) -> None:
 def serve(
     run_dirs: Annotated[
         list[Path] | None,
-        typer.Argument(help="Run folders, or folders holding them (default: ./archive).",
-                       show_default=False),
+        typer.Argument(
+            help="Run folders, or folders holding them (default: ./archive).", show_default=False
+        ),
     ] = None,
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
     host: Annotated[
@@ -57,8 +58,13 @@ def serve(
 
 def steer(
     run_dir: Annotated[Path, typer.Argument(help="The run directory.", show_default=False)],
-    action: Annotated[str, typer.Argument(help="stop, budget, eval-limit, workers, pin, ban, "
-                                          "evaluate, fork, list", show_default=False)],
+    action: Annotated[
+        str,
+        typer.Argument(
+            help="stop, budget, eval-limit, workers, pin, ban, evaluate, fork, list",
+            show_default=False,
+        ),
+    ],
     value: Annotated[str | None, typer.Argument(help="The node, amount or count.")] = None,
     count: Annotated[int | None, typer.Argument(help="evaluate: how many.")] = None,
     to: Annotated[Path | None, typer.Option("--to", help="fork: the new run's folder.")] = None,

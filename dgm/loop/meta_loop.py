@@ -153,6 +153,7 @@ class MetaLoop:
         with make_executor(self.executor_kind, config.workers, run, self.jobs) as pool:
             executor = OrderedExecutor(pool, run, lambda: self.action_jobs.last_job_id,
                                        recorded, self.jobs.replay_miss)  # fmt: skip
+
             def should_stop() -> StopReason | None:
                 self.steering.apply_pending()  # a person's requests first (dgm serve, steer)
                 return executor.check() or self.rules.check()

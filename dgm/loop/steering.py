@@ -135,10 +135,12 @@ class Steering:
         state = self.state
         if state is None or node not in state.node_ids:
             raise SteeringRefused(f"node {node} is not in the search (rejected?)")
+        # Extra: beyond what the strategy would ask for, so the next stage's tasks first.
+        opened = state.open_stage2(node)
         queued = {e.task for e in self.extra if e.node == node}
         tasks = [t for t in state.unevaluated_tasks(node) if t not in queued]
-        if len(tasks) < count and state.open_stage2(node):
-            tasks = [t for t in state.unevaluated_tasks(node) if t not in queued]
+        if opened:
+            tasks.sort(key=lambda t: t not in state.plan.stage2)
         if not tasks:
             raise SteeringRefused(f"node {node} has been evaluated on every task of the plan")
         chosen = tasks[:count]

@@ -54,6 +54,7 @@ class Server:
         self.runs: dict[str, RunView] = {}
         self.token = token or secrets.token_urlsafe(24)
         self.host, self.port = host, port
+        self.closing = False
         self.refresh_runs()
 
     def refresh_runs(self) -> None:
@@ -82,7 +83,11 @@ class Server:
             web.post("/api/runs/{run}/steer", self.steer),
             web.post("/api/runs/{run}/fork", self.fork),
         ])  # fmt: skip
+        app.on_shutdown.append(self._end_streams)
         return app
+
+    async def _end_streams(self, app: web.Application) -> None:
+        self.closing = True  # open event streams end, so shutdown does not wait on them
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -147,7 +152,7 @@ class Server:
         await response.prepare(request)
         seen: dict[str, str] = {}
         beat = 0
-        while True:
+        while not self.closing:
             for name, view in list(self.runs.items()):
                 token = change_token(view.run.db)
                 if seen.get(name) != token:
@@ -158,6 +163,7 @@ class Server:
             if beat % 60 == 0:  # a comment line keeps proxies and tunnels from closing it
                 await response.write(b": keep-alive\n\n")
             await asyncio.sleep(WATCH_INTERVAL_S)
+        return response
 
     async def steer(self, request: web.Request) -> web.Response:
         view = self.view(request)
@@ -190,7 +196,7 @@ async def _body(request: web.Request) -> dict[str, Any]:
     try:
         body = await request.json()
     except ValueError:
-        raise DgmError("the request body is not JSON", 'send {"action": ..., "args": {...}}')
+        raise DgmError("the request body is not JSON", 'send {"action": ..., "args": {}}') from None
     if not isinstance(body, dict):
         raise DgmError("the request body must be a JSON object", 'send {"action": ...}')
     return body

@@ -121,12 +121,17 @@ def progress_page(run: Run, events_since: int = 0) -> dict[str, Any]:
     return {
         "name": run.config.name,
         "strategy": run.config.strategy.name,
-        "limits": {"budget_usd": limits.budget_usd, "max_evals": limits.max_evals,
-                   "workers": run.config.workers},  # fmt: skip
+        "limits": {
+            "budget_usd": limits.budget_usd,
+            "max_evals": limits.max_evals,
+            "workers": run.config.workers,
+        },  # fmt: skip
         "spend": round(run.spend_usd(), 4),
         "progress": run_progress(run).as_dict(),
-        "spendByRole": {str(r or "unknown"): round(u["cost_usd"] or 0.0, 4)
-                        for r, u in run.usage_by("role").items()},  # fmt: skip
+        "spendByRole": {
+            str(r or "unknown"): round(u["cost_usd"] or 0.0, 4)
+            for r, u in run.usage_by("role").items()
+        },  # fmt: skip
         "running": running,
         "steering": [r.as_dict() for r in requests(run.db)],
         "events": events_after(run.db, events_since),

@@ -51,7 +51,9 @@ class BestRule:
         """The rule for a `Run`: its final-choice settings and its confirmation record."""
         final = run.config.strategy.final
         evals = final.min_evals if min_evals is None else min_evals
-        return cls(final.quantile, evals, confirmed_node(run), frozenset(marked_nodes(run.db, "ban")))
+        return cls(
+            final.quantile, evals, confirmed_node(run), frozenset(marked_nodes(run.db, "ban"))
+        )
 
 
 def eligible(candidate: Candidate) -> bool:

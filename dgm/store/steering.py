@@ -62,9 +62,7 @@ def check_request(action: str, args: dict[str, Any]) -> dict[str, Any]:
     """The arguments, typed; a DgmError naming the problem for an unknown action or a bad
     argument."""
     if action not in ACTIONS:
-        raise DgmError(
-            f"unknown steering action {action!r}", f"use one of: {', '.join(ACTIONS)}"
-        )
+        raise DgmError(f"unknown steering action {action!r}", f"use one of: {', '.join(ACTIONS)}")
     missing = [k for k in ACTIONS[action] if args.get(k) in (None, "")]
     if missing:
         raise DgmError(f"`{action}` needs {', '.join(missing)}", _usage(action))
@@ -124,9 +122,7 @@ def marked_nodes(db: Database, action: str) -> set[int]:
     """Nodes of every applied `pin` or `ban`: they hold for the rest of the run."""
     if not _has_table(db):
         return set()
-    rows = db.query(
-        "SELECT args FROM steering WHERE action=? AND state=?", (action, APPLIED)
-    )
+    rows = db.query("SELECT args FROM steering WHERE action=? AND state=?", (action, APPLIED))
     return {int(json.loads(r["args"])["node"]) for r in rows}
 
 

@@ -94,8 +94,7 @@ class SearchState:
         self.total_failed_expansions = 0
         self.total_pending_evals = 0
         self.total_pending_expansions = 0
-        # Steering (dgm/loop/steering.py): a person's word over every strategy's choice of
-        # parent. Pinned: a candidate however barren; banned: never a parent.
+        # Steering (dgm/loop/steering.py): pinned, a parent however barren; banned, never.
         self.pinned: set[NodeId] = set()
         self.banned: set[NodeId] = set()
         self.add_node(root, None, root_code)
@@ -325,19 +324,11 @@ class SearchState:
         return column
 
     def steered_indices(self, nodes: set[NodeId]) -> list[int]:
-        """Indices of the pinned or banned nodes that are in the tree."""
         return [self._index[n] for n in nodes if n in self._index]
 
     def open_stage2(self, node_id: NodeId) -> bool:
-        """Open a node's stage-2 tasks now (a person asked for more evaluations of it);
-        False when there are none or they are open already."""
-        i = self.index(node_id)
-        node = self._nodes[i]
-        if node.stage != 1 or not self.plan.stage2:
-            return False
-        node.stage = 2
-        self.todo_count[i] += len([t for t in self.plan.stage2 if t not in node.results])
-        return True
+        """Open a node's stage-2 tasks now (a person asked for more); False if none to open."""
+        return self._maybe_open_stage2(self.index(node_id), force=True)
 
     def settled_column(self) -> np.ndarray:
         """Nodes whose open tasks are all recorded (nothing left, nothing running)."""
@@ -359,17 +350,18 @@ class SearchState:
         self.clade_successes[:n] = successes[:n]
         self.clade_failures[:n] = failures[:n]
 
-    def _maybe_open_stage2(self, i: int) -> None:
+    def _maybe_open_stage2(self, i: int, force: bool = False) -> bool:
         node = self._nodes[i]
         plan = self.plan
         if node.stage != 1 or not plan.stage2:
-            return
+            return False
         stage1_results = [node.results[t] for t in plan.stage1 if t in node.results]
-        if len(stage1_results) < len(plan.stage1):
-            return
-        if sum(stage1_results) >= plan.stage2_threshold * len(plan.stage1):
+        done = len(stage1_results) == len(plan.stage1)
+        if force or (done and sum(stage1_results) >= plan.stage2_threshold * len(plan.stage1)):
             node.stage = 2
             self.todo_count[i] += len(plan.stage2)
+            return True
+        return False
 
     def _release_expansion(self, parent: NodeId) -> None:
         i = self.index(parent)
