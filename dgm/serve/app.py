@@ -131,7 +131,7 @@ class Server:
         return web.Response(text=view.cached["tree"][1], content_type="application/json")
 
     async def progress(self, request: web.Request) -> web.Response:
-        since = int(request.query.get("events_since", "0") or 0)
+        since = _int(request.query.get("events_since") or 0, "events_since")
         return _json(views.progress_page(self.view(request).fresh(), since))
 
     async def node(self, request: web.Request) -> web.Response:
@@ -206,4 +206,4 @@ def _int(value: Any, what: str) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
-        raise DgmError(f"{what} must be a node id (a number), not {value!r}") from None
+        raise DgmError(f"{what} must be a whole number, not {value!r}") from None

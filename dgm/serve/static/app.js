@@ -17,7 +17,7 @@ function el(tag, props, ...kids) {
     else if (k === "data") Object.assign(e.dataset, v);
     else e.setAttribute(k, v === true ? "" : v);
   }
-  for (const kid of kids.flat()) {
+  for (const kid of kids.flat(Infinity)) {
     if (kid === null || kid === undefined || kid === false) continue;
     e.append(kid instanceof Node ? kid : String(kid)); // a string becomes a text node
   }
@@ -228,7 +228,7 @@ async function drawCompare() {
   const names = [...document.querySelectorAll("#compare-runs input:checked")].map(i => i.value);
   const axis = $("compare-x").value, series = [];
   for (const name of names) {
-    const p = await getJSON(`/api/runs/${encodeURIComponent(name)}/progress?events_since=1e18`);
+    const p = await getJSON(`/api/runs/${encodeURIComponent(name)}/progress?events_since=999999999999`);
     series.push({ label: `${name} (${p.strategy})`, x: p.progress[axis], y: p.progress.best });
   }
   drawChart($("compare-chart"), series, axis);
