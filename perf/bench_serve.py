@@ -78,6 +78,8 @@ def main() -> None:
             with Chromium(width=1400, height=860) as page:
                 loads, paints = [], []
                 for _ in range(3):
+                    page.call("Page.navigate", url="about:blank")  # a real load each time
+                    time.sleep(0.3)
                     loads.append(page.open(f"{url}/#token={token}", timeout=120))
                     paint = page.evaluate(
                         "(performance.getEntriesByName('first-contentful-paint')[0] || {})"
@@ -95,7 +97,7 @@ def main() -> None:
                     _screenshots(page, args.shots, args.nodes)
         finally:
             proc.terminate()
-            proc.wait(10)
+            proc.wait(60)
 
 
 def _event_to_page(page: Chromium, run_dir: Path, nodes: int) -> list[float]:

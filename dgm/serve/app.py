@@ -17,6 +17,7 @@ import getpass
 import hmac
 import json
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ STATIC_FILES = {"app.js": "text/javascript", "app.css": "text/css", "tree.js": "
                 "chart.js": "text/javascript"}  # fmt: skip
 TOKEN_HEADER = "X-DGM-Token"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+CURVES_EVERY_S = 1.0
 WATCH_INTERVAL_S = 0.25
 """How often the stream looks for changes (one cheap query per run)."""
 SECURITY_HEADERS = {
@@ -127,23 +129,37 @@ class Server:
         run = view.fresh()
         token = change_token(run.db)
         if view.cached.get("tree", ("",))[0] != token:  # many tabs, one build per change
-            view.cached["tree"] = (token, json.dumps({"token": token, **views.tree(run)}))
+            tree = await asyncio.to_thread(views.tree, run)
+            view.cached["tree"] = (token, json.dumps({"token": token, **tree}))
         return web.Response(text=view.cached["tree"][1], content_type="application/json")
 
     async def progress(self, request: web.Request) -> web.Response:
         since = _int(request.query.get("events_since") or 0, "events_since")
-        return _json(views.progress_page(self.view(request).fresh(), since))
+        view = self.view(request)
+        return _json(await asyncio.to_thread(self._progress, view, since))
+
+    def _progress(self, view: RunView, since: int) -> dict[str, Any]:
+        """The curves cost O(evaluations): rebuilt at most every CURVES_EVERY_S, or five
+        times as long as the last build took, so a huge live run is not rebuilt nonstop."""
+        run, now = view.fresh(), time.monotonic()
+        built_at, cost, data = view.curves or (0.0, 0.0, None)
+        if data is None or now - built_at > max(CURVES_EVERY_S, 5 * cost):
+            data = views.curves(run)
+            view.curves = (now, time.monotonic() - now, data)
+        return views.progress_page(run, since, data)
 
     async def node(self, request: web.Request) -> web.Response:
         run = self.view(request).fresh()
         against = request.query.get("against")
         node = _int(request.match_info["node"], "node")
-        return _json(views.node_page(run, node, _int(against, "against") if against else None))
+        other = _int(against, "against") if against else None
+        return _json(await asyncio.to_thread(views.node_page, run, node, other))
 
     async def trajectory(self, request: web.Request) -> web.Response:
         run = self.view(request).fresh()
         node = _int(request.match_info["node"], "node")
-        return _json(views.trajectory_page(run, node, request.query.get("task", "")))
+        task = request.query.get("task", "")
+        return _json(await asyncio.to_thread(views.trajectory_page, run, node, task))
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events: `change` with the run's name whenever its token moves."""

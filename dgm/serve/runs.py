@@ -63,6 +63,8 @@ class RunView:
     _config_mtime: float = field(init=False, default=-1.0)
     cached: dict[str, tuple[str, str]] = field(default_factory=dict)
     """View name -> (change token, JSON): built once per change, whoever asks."""
+    curves: tuple[float, float, dict] | None = None
+    """(built at, seconds it took, the progress curves): see `Server._progress`."""
 
     def __post_init__(self) -> None:
         db = Database.read_only(self.path / DB_FILE)

@@ -10,13 +10,13 @@ import dataclasses
 import time
 from typing import Any
 
-from dgm.report import lineage
 from dgm.report.data import tamper_lines
 from dgm.report.logs import EvalLogs, load_trajectory, read_text
 from dgm.report.progress import run_progress
 from dgm.report.trajectory import find_evaluation
 from dgm.store import Run
-from dgm.store.queries import events_after, llm_calls
+from dgm.store.best import BestRule, Candidate, pick_best
+from dgm.store.queries import events_after, llm_calls, nodes_flagged
 from dgm.store.steering import marked_nodes, requests
 
 DIFF_LIMIT = 400_000
@@ -26,26 +26,34 @@ RUNNING = ("running",)
 
 
 def tree(run: Run) -> dict[str, Any]:
-    """The lineage as columns (compact for 10,000 nodes): one entry per node, id order."""
-    graph = lineage.build_lineage(run)
-    best = lineage.best_node(graph)
-    pinned, banned = marked_nodes(run.db, "pin"), marked_nodes(run.db, "ban")
+    """The lineage as columns (compact for 10,000 nodes): one entry per node, id order.
+    Four aggregate queries, no per-node decoding: rebuilt on every change of a live run."""
+    scores, costs = run.scores(), run.node_costs()
+    improved = nodes_flagged(run.db, "improve_changed")
+    rule = BestRule.of(run)
+    pinned, banned = marked_nodes(run.db, "pin"), set(rule.banned)
     cols: dict[str, list[Any]] = {k: [] for k in (
         "id", "parent", "passed", "total", "tampered", "improve", "status", "created", "cost",
         "origin", "mark")}  # fmt: skip
-    for node, a in graph.nodes(data=True):
+    candidates = []
+    for node, parent, _depth, status, origin, created_at in run.node_summaries():
+        score = scores.get(node)
+        passed, total, tampered = (
+            (score.passed, score.total, score.tampered) if score else (0, 0, 0)
+        )
+        candidates.append(Candidate(node, status, passed, total, tampered))
         cols["id"].append(node)
-        cols["parent"].append(a["parent"])
-        cols["passed"].append(a["passed"])
-        cols["total"].append(a["total"])
-        cols["tampered"].append(a["tampered"])
-        cols["improve"].append(int("improve changed" in a["marks"]))
-        cols["status"].append(a["status"])
-        cols["created"].append(round(a["created_at"], 2))
-        cols["cost"].append(round(a["cost_usd"], 4))
-        cols["origin"].append(a["origin"][:80])
+        cols["parent"].append(parent)
+        cols["passed"].append(passed)
+        cols["total"].append(total)
+        cols["tampered"].append(tampered)
+        cols["improve"].append(int(node in improved))
+        cols["status"].append(status)
+        cols["created"].append(round(created_at, 2))
+        cols["cost"].append(round(costs.get(node, 0.0), 4))
+        cols["origin"].append(origin[:80])
         cols["mark"].append("banned" if node in banned else "pinned" if node in pinned else "")
-    return {"best": best, **cols}
+    return {"best": pick_best(candidates, rule), **cols}
 
 
 def node_page(run: Run, node_id: int, against: int | None = None) -> dict[str, Any]:
@@ -104,8 +112,28 @@ def trajectory_page(run: Run, node_id: int, task: str) -> dict[str, Any]:
     }
 
 
-def progress_page(run: Run, events_since: int = 0) -> dict[str, Any]:
-    """Curves, spend by role, jobs running now, steering requests, the events stream."""
+CURVE_POINTS = 2000
+"""Points per progress curve sent to the page (a 10,000-node run has 250,000 evaluations)."""
+
+
+def curves(run: Run) -> dict[str, Any]:
+    """Best-so-far and archive mean against evaluations, dollars and seconds, thinned to
+    CURVE_POINTS (the last point always kept), and dollars by role."""
+    progress = run_progress(run).as_dict()
+    n = len(progress["evals"])
+    step = max(1, -(-n // CURVE_POINTS))
+    keep = list(range(0, n, step)) + ([n - 1] if n and (n - 1) % step else [])
+    return {
+        "progress": {k: [v[i] for i in keep] for k, v in progress.items()},
+        "spendByRole": {
+            str(r or "unknown"): round(u["cost_usd"] or 0.0, 4)
+            for r, u in run.usage_by("role").items()
+        },  # fmt: skip
+    }
+
+
+def progress_page(run: Run, events_since: int = 0, curves_now: dict | None = None) -> dict:
+    """Curves (given, or built now), jobs running now, steering requests, the events."""
     now = time.time()
     placed = {e.get("job"): e for e in run.events_of("job_placed")} if _placing(run) else {}
     running = []

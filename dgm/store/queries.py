@@ -215,3 +215,10 @@ def llm_calls(db: Database, node_id: int, limit: int = 500) -> list[dict[str, An
         (int(node_id), int(limit)),
     )
     return [dict(r) for r in rows]
+
+
+def nodes_flagged(db: Database, key: str) -> set[int]:
+    """Nodes whose metadata has a true `key` (e.g. `improve_changed`), without decoding
+    every node's metadata."""
+    rows = db.query("SELECT id FROM nodes WHERE json_extract(meta, ?)", (f"$.{key}",))
+    return {int(r["id"]) for r in rows}

@@ -12,7 +12,7 @@ class LineageTree {
     this.collapsed = new Set();
     this.filters = { tampered: false, improve: false, minScore: 0 };
     this.selected = null;
-    this.view = { scale: 1, tx: 20, ty: 20 };
+    this.view = { kx: 1, ky: 1, tx: 20, ty: 20 }; // x and y scale apart: wide trees fit
     this.fitted = false;
     this.pos = new Map(); // id -> [x, y] in tree units (leaf index, depth)
     this.visible = [];
@@ -64,7 +64,7 @@ class LineageTree {
   static get DY() { return 46; }
   toScreen(x, y) {
     const v = this.view;
-    return [v.tx + x * LineageTree.DX * v.scale, v.ty + y * LineageTree.DY * v.scale];
+    return [v.tx + x * LineageTree.DX * v.kx, v.ty + y * LineageTree.DY * v.ky];
   }
   screenPos(id) { // page coordinates of a node (tests click here)
     const p = this.pos.get(id); if (!p) return null;
@@ -74,16 +74,16 @@ class LineageTree {
   }
   fit() {
     const w = this.canvas.clientWidth || 800, h = this.canvas.clientHeight || 600;
-    const sx = (w - 40) / (this.width * LineageTree.DX), sy = (h - 40) / ((this.depth + 1) * LineageTree.DY);
-    this.view.scale = Math.max(0.02, Math.min(2, sx, sy));
+    this.view.kx = Math.max(0.005, Math.min(2, (w - 40) / (this.width * LineageTree.DX)));
+    this.view.ky = Math.max(0.05, Math.min(1.5, (h - 40) / ((this.depth + 1) * LineageTree.DY)));
     this.view.tx = 20; this.view.ty = 20; this.dirty = true;
   }
   zoom(factor, cx, cy) {
     const v = this.view;
     cx = cx ?? this.canvas.clientWidth / 2; cy = cy ?? this.canvas.clientHeight / 2;
-    const s = Math.max(0.01, Math.min(8, v.scale * factor));
-    v.tx = cx - (cx - v.tx) * (s / v.scale); v.ty = cy - (cy - v.ty) * (s / v.scale);
-    v.scale = s; this.dirty = true;
+    const f = Math.max(0.005, Math.min(8, v.kx * factor)) / v.kx;
+    v.tx = cx - (cx - v.tx) * f; v.ty = cy - (cy - v.ty) * f;
+    v.kx *= f; v.ky *= f; this.dirty = true;
   }
   centerOn(id) {
     // Open every collapsed ancestor first, so the node is on the canvas.
@@ -91,10 +91,11 @@ class LineageTree {
     let p = this.data.parent[i];
     while (p !== null) { this.collapsed.delete(p); p = this.data.parent[this.index.get(p)]; }
     this._layout();
-    if (this.view.scale < 0.6) this.view.scale = 0.6;
+    const v = this.view;
+    v.kx = Math.max(v.kx, 0.8); v.ky = Math.max(v.ky, 0.8);
     const [x, y] = this.pos.get(id);
-    this.view.tx = this.canvas.clientWidth / 2 - x * LineageTree.DX * this.view.scale;
-    this.view.ty = this.canvas.clientHeight / 2 - y * LineageTree.DY * this.view.scale;
+    v.tx = this.canvas.clientWidth / 2 - x * LineageTree.DX * v.kx;
+    v.ty = this.canvas.clientHeight / 2 - y * LineageTree.DY * v.ky;
     this.select(id); return true;
   }
   select(id) { this.selected = id; this.dirty = true; this.onSelect(id); }
@@ -128,7 +129,7 @@ class LineageTree {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, w, h);
     if (!this.data) return;
-    const d = this.data, r = Math.max(1.5, Math.min(7, 5 * this.view.scale));
+    const d = this.data, r = Math.max(1.5, Math.min(7, 5 * Math.min(2 * this.view.kx, this.view.ky)));
     ctx.strokeStyle = "#b8c0cc"; ctx.lineWidth = 1; ctx.beginPath();
     for (const id of this.visible) {
       const i = this.index.get(id), p = d.parent[i];
@@ -157,7 +158,7 @@ class LineageTree {
       if (this.collapsed.has(id)) { ctx.fillStyle = "#333"; ctx.fillText("+" + this._count(id), sx + r + 2, sy + 3); }
       if (id === d.best) { ctx.strokeStyle = "#e0a000"; ctx.lineWidth = 3; ctx.beginPath(); ctx.arc(sx, sy, r + 3, 0, 6.2832); ctx.stroke(); }
       if (id === this.selected) { ctx.strokeStyle = "#000"; ctx.lineWidth = 1.5; ctx.beginPath(); ctx.arc(sx, sy, r + 6, 0, 6.2832); ctx.stroke(); }
-      if (this.view.scale > 0.9) { ctx.fillStyle = "#333"; ctx.font = "10px sans-serif"; ctx.fillText(String(id), sx + r + 2, sy - 3); }
+      if (this.view.kx > 0.7) { ctx.fillStyle = "#333"; ctx.font = "10px sans-serif"; ctx.fillText(String(id), sx + r + 2, sy - 3); }
     }
     ctx.globalAlpha = 1;
   }
