@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -117,3 +119,29 @@ def test_find_runs_names_the_problem(tmp_path: Path, small_run: Path) -> None:
     assert find_runs([small_run, small_run.parent]) == {"alpha": small_run.resolve()}
     with pytest.raises(RunDirError, match="neither a run folder nor a folder holding runs"):
         find_runs([tmp_path / "seed"])
+
+
+def _dgm(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dgm", *args], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
+def test_steer_command_records_the_same_requests(small_run: Path, tmp_path: Path) -> None:
+    ban = _dgm("steer", str(small_run), "ban", "1")
+    assert ban.returncode == 0 and "asked: #1 ban {'node': 1}" in ban.stdout, ban.stderr
+    assert _dgm("steer", str(small_run), "eval-limit", "30").returncode == 0
+    bad = _dgm("steer", str(small_run), "ban", "9")
+    assert bad.returncode == 1 and "node 9 does not exist in this run" in bad.stderr
+    bad = _dgm("steer", str(small_run), "budget", "lots")
+    assert bad.returncode == 1 and "usd must be a number, not 'lots'" in bad.stderr
+    listed = _dgm("steer", str(small_run), "list").stdout
+    assert "#1 ban {'node': 1} by cli (" in listed and "#2 eval_limit {'max_evals': 30}" in listed
+    with Run.open(small_run) as run:
+        assert [(r.action, r.who.startswith("cli (")) for r in requests(run.db)] == [
+            ("ban", True), ("eval_limit", True)]  # fmt: skip
+    forked = _dgm("steer", str(small_run), "fork", "1", "--to", str(tmp_path / "from-1"))
+    assert forked.returncode == 0, forked.stderr
+    with Run.open(tmp_path / "from-1") as new, Run.open(small_run) as old:
+        assert new.archive.files(new.node(0).commit) == old.archive.files(old.node(1).commit)
+        assert new.read_file(0, "agent.py") == old.read_file(1, "agent.py")
+        assert new.events(kinds=["forked"])[0]["node"] == 1
