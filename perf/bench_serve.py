@@ -126,7 +126,11 @@ def _screenshots(page: Chromium, folder: Path, nodes: int) -> None:
     time.sleep(1.0)
     page.screenshot(folder / "node.png")
     page.click('nav button[data-tab="progress"]')
-    time.sleep(2.0)
+    deadline = time.monotonic() + 300
+    while not page.evaluate("document.getElementById('run-facts').textContent"):
+        assert time.monotonic() < deadline, "the progress view did not load"
+        time.sleep(0.5)
+    time.sleep(0.5)
     page.screenshot(folder / "progress.png")
     print(f"screenshots: {', '.join(p.name for p in sorted(folder.glob('*.png')))} in {folder}")
     print(json.dumps({"nodes": nodes}))

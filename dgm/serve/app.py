@@ -168,17 +168,20 @@ class Server:
         await response.prepare(request)
         seen: dict[str, str] = {}
         beat = 0
-        while not self.closing:
-            for name, view in list(self.runs.items()):
-                token = change_token(view.run.db)
-                if seen.get(name) != token:
-                    seen[name] = token
-                    data = json.dumps({"run": name, "token": token})
-                    await response.write(f"event: change\ndata: {data}\n\n".encode())
-            beat += 1
-            if beat % 60 == 0:  # a comment line keeps proxies and tunnels from closing it
-                await response.write(b": keep-alive\n\n")
-            await asyncio.sleep(WATCH_INTERVAL_S)
+        try:
+            while not self.closing:
+                for name, view in list(self.runs.items()):
+                    token = change_token(view.run.db)
+                    if seen.get(name) != token:
+                        seen[name] = token
+                        data = json.dumps({"run": name, "token": token})
+                        await response.write(f"event: change\ndata: {data}\n\n".encode())
+                beat += 1
+                if beat % 60 == 0:  # a comment line keeps proxies and tunnels from closing it
+                    await response.write(b": keep-alive\n\n")
+                await asyncio.sleep(WATCH_INTERVAL_S)
+        except ConnectionError:  # the page went away
+            pass
         return response
 
     async def steer(self, request: web.Request) -> web.Response:

@@ -66,7 +66,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
         assert proc.poll() is None, (runs / "dry-run.log").read_text()
         assert time.monotonic() < deadline, "the dry run did not create its run folder"
         time.sleep(0.2)
-    small = make_small_run(runs / "small")  # the run with the agent-written <script>
+    small = make_small_run(tmp_path_factory.mktemp("small"))  # the agent-written <script>
     stops: list = []
     served = start_server([run_dir, small], stops)
     page = Page(width=1500, height=1000)
@@ -102,7 +102,7 @@ def test_a_click_opens_a_node_diff_and_a_trajectory(live) -> None:
     assert diff.startswith("diff --git") and "search_files" in diff
     page.evaluate("dgmTree.centerOn(0)")  # the seed: its evaluations come first
     page.wait("document.getElementById('node').dataset.node === '0'", 10, "the seed's page")
-    page.wait("document.querySelector('button.traj')", 240, "an evaluation with a trajectory")
+    page.wait("!!document.querySelector('button.traj')", 240, "an evaluation with a trajectory")
     page.click("button.traj")
     page.wait("!document.getElementById('trajectory').hidden", 10, "the trajectory panel")
     text = page.evaluate("document.getElementById('trajectory').textContent")

@@ -82,13 +82,22 @@ async function refresh() {
     S.lastToken = data.token;
     $("tree-count").textContent = `${data.id.length} nodes` + (data.best !== null ? `, best ${data.best}` : "");
     if (S.node !== null) await openNode(S.node, true);
-    if (S.tab === "progress") await loadProgress();
-    if (S.tab === "compare") await drawCompare();
+    if (S.tab === "progress") once("progress", loadProgress); // may be slow: the tree goes on
+    if (S.tab === "compare") once("compare", drawCompare);
     window.dgmShown = { token: data.token, nodes: data.id.length, at: performance.now() };
     if (window.dgmReady === undefined) window.dgmReady = performance.now();
   } catch (e) { toast(String(e.message || e)); }
   S.busy = false;
   if (S.again) { S.again = false; refresh(); }
+}
+const running = {};
+async function once(name, load) { // one load of a kind at a time; a change meanwhile: once more
+  if (running[name]) { running[name] = "again"; return; }
+  running[name] = true;
+  try { await load(); } catch (e) { toast(String(e.message || e)); }
+  const again = running[name] === "again";
+  running[name] = false;
+  if (again) once(name, load);
 }
 function listen() {
   const live = $("live"), source = new EventSource("/api/stream");
