@@ -90,8 +90,10 @@ def main() -> None:
                       f" tree drawn (load) {statistics.median(loads):.2f} s"
                       f" (median of 3; {', '.join(f'{x:.2f}' for x in loads)})")  # fmt: skip
                 shown = _event_to_page(page, run_dir, args.nodes)
-                print(f"recorded node -> on the page: median {statistics.median(shown):.2f} s,"
-                      f" max {max(shown):.2f} s (5 nodes; stream checks every 0.25 s)")
+                print(
+                    f"recorded node -> on the page: median {statistics.median(shown):.2f} s,"
+                    f" max {max(shown):.2f} s (5 nodes; stream checks every 0.25 s)"
+                )
                 print(f"server memory: {_rss_mib(proc.pid):.0f} MiB resident")
                 if args.shots:
                     _screenshots(page, args.shots, args.nodes)

@@ -22,11 +22,12 @@ from browser import Chromium, chromium_path
 from dgm.store import Run, best_node
 from dgm.store.steering import requests
 from tests.conftest import POLYGLOT_DIR
+from tests.needs import missing
 from tests.serve.helpers import SCRIPT_DIFF, make_small_run, start_server
 
 pytestmark = [
     pytest.mark.docker,
-    pytest.mark.skipif(chromium_path() is None, reason="chromium not installed"),
+    pytest.mark.needs("chromium", chromium_path() is None and "chromium not installed"),
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -51,7 +52,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """A dry run going on in the background, a server over it and a small run with an
     agent-written <script> diff, and a browser on the page."""
     if not POLYGLOT_DIR.is_dir():
-        pytest.skip(f"polyglot benchmark checkout not found at {POLYGLOT_DIR}")
+        missing("polyglot", f"polyglot benchmark checkout not found at {POLYGLOT_DIR}")
     runs = tmp_path_factory.mktemp("serve")
     run_dir = runs / "live"
     env = {**os.environ, "DGM_POLYGLOT_DIR": str(POLYGLOT_DIR)}
