@@ -23,6 +23,9 @@ function el(tag, props, ...kids) {
   }
   return e;
 }
+function fill(node, ...kids) { // replaceChildren, with nested arrays flattened as el() does
+  node.replaceChildren(...kids.flat(Infinity).filter(k => k !== null && k !== undefined && k !== false));
+}
 const fmt$ = x => "$" + (x || 0).toFixed(x >= 1 ? 2 : 4);
 const when = ts => new Date(ts * 1000).toLocaleTimeString();
 const api = p => `/api/runs/${encodeURIComponent(S.run)}${p}`;
@@ -65,10 +68,10 @@ function readHash() {
 }
 async function loadRuns(wanted) {
   S.runs = (await getJSON("/api/runs")).runs;
-  const sel = $("run"); sel.replaceChildren(...S.runs.map(r => el("option", { value: r.name }, r.name)));
+  const sel = $("run"); fill(sel, ...S.runs.map(r => el("option", { value: r.name }, r.name)));
   S.run = S.runs.some(r => r.name === wanted) ? wanted : S.run || (S.runs[0] || {}).name;
   sel.value = S.run;
-  $("compare-runs").replaceChildren(...S.runs.map((r, k) => el("label", {},
+  fill($("compare-runs"), ...S.runs.map((r, k) => el("label", {},
     el("input", { type: "checkbox", value: r.name, checked: k < 4, onchange: drawCompare }), r.name)));
 }
 
@@ -161,7 +164,7 @@ function renderNode(n) {
     el("td", { class: "small" }, c.error || "")));
   $("node").className = "";
   $("node").dataset.node = n.id;
-  $("node").replaceChildren(
+  fill($("node"),
     el("h2", {}, `Node ${n.id} `, el("span", { class: "tag" }, n.status), n.mark ? el("span", { class: "tag " + n.mark }, n.mark) : ""),
     el("div", { class: "small" }, "parent ", n.parent === null ? "none (seed)" : nodeLink(n.parent),
       ` · depth ${n.depth} · ${new Date(n.created * 1000).toLocaleString()} · commit ${n.commit.slice(0, 10)}`,
@@ -191,10 +194,10 @@ async function openTrajectory(node, task) {
     turn.notes.map(note => el("pre", { class: "text note" }, note)))) : [el("p", {}, "No trajectory was recorded.")];
   box.hidden = false;
   box.dataset.task = t.task;
-  box.replaceChildren(
+  fill(box,
     el("h2", {}, `Trajectory: node ${node} on ${t.task} `, el("button", { onclick: () => { box.hidden = true; } }, "close")),
     tr ? el("div", { class: "small" }, `${tr.exit_status || "unfinished"} ${tr.exit_message || ""} · ${tr.turns.length} steps · from ${tr.source}`) : "",
-    tr ? tr.prompt.map(m => [el("h4", {}, m.role), el("pre", { class: "text" }, m.content)]) : "",
+    tr ? tr.prompt.map(m => el("details", {}, el("summary", {}, `prompt: ${m.role}`), el("pre", { class: "text" }, m.content))) : "",
     steps,
     el("h3", {}, "Patch"), el("pre", { class: "diff" }, t.patch || "(none)"),
     el("h3", {}, "Test output (judge)"), el("pre", { class: "text" }, t.testOutput || "(none)"));
@@ -215,22 +218,22 @@ async function loadProgress() {
     `${lim.budget_usd ? fmt$(lim.budget_usd) : "no cap"} · eval limit ${lim.max_evals ?? "none"} · workers ${lim.workers}`;
   const input = (id, v) => el("input", { id, size: 6, value: v ?? "" });
   const budget = input("budget", lim.budget_usd), evals = input("max-evals", lim.max_evals), workers = input("workers", lim.workers);
-  if (!$("run-steer").childElementCount) $("run-steer").replaceChildren(
+  if (!$("run-steer").childElementCount) fill($("run-steer"), 
     el("button", { id: "stop", onclick: () => { if (confirm("Stop this run gracefully?")) steer("stop"); } }, "Stop gracefully"),
     el("div", {}, "budget $", budget, el("button", { onclick: () => steer("budget", { usd: +budget.value }) }, "Set")),
     el("div", {}, "eval limit ", evals, el("button", { onclick: () => steer("eval_limit", { max_evals: +evals.value }) }, "Set")),
     el("div", {}, "workers ", workers, el("button", { onclick: () => steer("workers", { workers: +workers.value }) }, "Set")));
-  $("spend").replaceChildren(...Object.entries(p.spendByRole).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt$(v)))));
-  $("running").replaceChildren(el("tr", {}, ["job", "kind", "node", "task", "for", "where"].map(h => el("th", {}, h))),
+  fill($("spend"), ...Object.entries(p.spendByRole).map(([k, v]) => el("tr", {}, el("td", {}, k), el("td", {}, fmt$(v)))));
+  fill($("running"), el("tr", {}, ["job", "kind", "node", "task", "for", "where"].map(h => el("th", {}, h))),
     ...p.running.map(j => el("tr", {}, [j.id, j.kind, j.node, j.task || "", `${j.for_s} s`, j.where].map(v => el("td", {}, v ?? "")))));
-  $("steering").replaceChildren(el("tr", {}, ["#", "asked", "action", "who", "answer"].map(h => el("th", {}, h))),
+  fill($("steering"), el("tr", {}, ["#", "asked", "action", "who", "answer"].map(h => el("th", {}, h))),
     ...p.steering.slice().reverse().map(r => el("tr", {}, el("td", {}, r.id), el("td", {}, when(r.ts)),
       el("td", {}, `${r.action} ${JSON.stringify(r.args)}`), el("td", {}, r.who), el("td", {}, r.state + (r.note ? ": " + r.note : "")))));
   if (p.events.length) S.lastEvent = p.events[p.events.length - 1].id;
   S.events = S.events.concat(p.events).slice(-500);
   const line = e => { const { id, ts, kind, ...rest } = e; return `${when(ts)} ${kind} ${JSON.stringify(rest)}`; };
-  $("events").replaceChildren(...S.events.slice().reverse().map(e => el("li", { class: "ev-" + e.kind }, line(e))));
-  $("pauses").replaceChildren(...S.events.filter(e => /paus|resum/.test(e.kind)).map(e => el("li", {}, line(e))));
+  fill($("events"), ...S.events.slice().reverse().map(e => el("li", { class: "ev-" + e.kind }, line(e))));
+  fill($("pauses"), ...S.events.filter(e => /paus|resum/.test(e.kind)).map(e => el("li", {}, line(e))));
 }
 
 async function drawCompare() {
@@ -263,7 +266,7 @@ window.addEventListener("DOMContentLoaded", async () => {
   $("token").addEventListener("change", e => { setToken(e.target.value.trim()); e.target.value = ""; });
   $("run").addEventListener("change", e => {
     S.run = e.target.value; S.node = null; S.lastEvent = 0; S.events = []; S.tree.fitted = false;
-    S.tree.collapsed.clear(); $("run-steer").replaceChildren(); refresh();
+    S.tree.collapsed.clear(); fill($("run-steer")); refresh();
   });
   $("find-go").addEventListener("click", () => { if (!S.tree.centerOn(+$("find").value)) toast("no node " + $("find").value); });
   $("find").addEventListener("keydown", e => { if (e.key === "Enter") $("find-go").click(); });
