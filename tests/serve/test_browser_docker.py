@@ -37,6 +37,12 @@ class Page(Chromium):
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
 
+    def evaluate_async(self, expression: str) -> object:
+        """The value a promise resolves to (a fetch from the page)."""
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
+                           awaitPromise=True)  # fmt: skip
+        return result["result"].get("value")
+
     def wait(self, expression: str, timeout: float = 60.0, what: str = "") -> object:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -113,7 +119,7 @@ def test_a_click_opens_a_node_diff_and_a_trajectory(live) -> None:
 
 def test_a_request_without_the_token_is_refused(live) -> None:
     page: Page = live["page"]
-    status = page.evaluate(
+    status = page.evaluate_async(
         "(async () => (await fetch('/api/runs/live/steer', {method: 'POST',"
         " headers: {'Content-Type': 'application/json'},"
         " body: JSON.stringify({action: 'stop'})})).status)()",

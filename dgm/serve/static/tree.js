@@ -92,7 +92,7 @@ class LineageTree {
     while (p !== null) { this.collapsed.delete(p); p = this.data.parent[this.index.get(p)]; }
     this._layout();
     const v = this.view;
-    v.kx = Math.max(v.kx, 0.8); v.ky = Math.max(v.ky, 0.8);
+    v.kx = Math.max(v.kx, 1.6); v.ky = Math.max(v.ky, 1);
     const [x, y] = this.pos.get(id);
     v.tx = this.canvas.clientWidth / 2 - x * LineageTree.DX * v.kx;
     v.ty = this.canvas.clientHeight / 2 - y * LineageTree.DY * v.ky;
@@ -158,7 +158,7 @@ class LineageTree {
       if (this.collapsed.has(id)) { ctx.fillStyle = "#333"; ctx.fillText("+" + this._count(id), sx + r + 2, sy + 3); }
       if (id === d.best) { ctx.strokeStyle = "#e0a000"; ctx.lineWidth = 3; ctx.beginPath(); ctx.arc(sx, sy, r + 3, 0, 6.2832); ctx.stroke(); }
       if (id === this.selected) { ctx.strokeStyle = "#000"; ctx.lineWidth = 1.5; ctx.beginPath(); ctx.arc(sx, sy, r + 6, 0, 6.2832); ctx.stroke(); }
-      if (this.view.kx > 0.7) { ctx.fillStyle = "#333"; ctx.font = "10px sans-serif"; ctx.fillText(String(id), sx + r + 2, sy - 3); }
+      if (this.view.kx > 1.2) { ctx.fillStyle = "#333"; ctx.font = "10px sans-serif"; ctx.fillText(String(id), sx + r + 2, sy - 3); }
     }
     ctx.globalAlpha = 1;
   }
