@@ -47,7 +47,7 @@ def serve(
     from dgm.serve.app import Server
 
     server = Server(run_dirs or [Path("archive")], host=host, port=port)
-    names = ", ".join(server.runs) or "none yet"
+    names = ", ".join(server.runs) or "none yet (runs started in these folders appear)"
     typer.echo(f"serving {len(server.runs)} run(s): {names}")
     typer.echo(f"open     http://{host}:{port}/#token={server.token}")
     typer.echo(f"token    {server.token}  (steering needs it; without it the page is read-only)")

@@ -17,6 +17,7 @@ import getpass
 import hmac
 import json
 import secrets
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -171,12 +172,17 @@ class Server:
         try:
             while not self.closing:
                 for name, view in list(self.runs.items()):
-                    token = change_token(view.run.db)
+                    try:
+                        token = change_token(view.run.db)
+                    except (sqlite3.Error, OSError):  # moved or mid-creation: next time
+                        continue
                     if seen.get(name) != token:
                         seen[name] = token
                         data = json.dumps({"run": name, "token": token})
                         await response.write(f"event: change\ndata: {data}\n\n".encode())
                 beat += 1
+                if beat % 8 == 0:  # runs started in a watched folder since
+                    self.refresh_runs()
                 if beat % 60 == 0:  # a comment line keeps proxies and tunnels from closing it
                     await response.write(b": keep-alive\n\n")
                 await asyncio.sleep(WATCH_INTERVAL_S)

@@ -26,7 +26,7 @@ def is_run_dir(path: Path) -> bool:
 
 def find_runs(paths: list[Path]) -> dict[str, Path]:
     """Run folders by a short unique name: each path is a run folder, or a folder holding
-    run folders (one level down)."""
+    run folders (one level down; none yet is fine: runs started later appear)."""
     found: list[Path] = []
     for path in paths:
         path = Path(path).resolve()
@@ -36,11 +36,6 @@ def find_runs(paths: list[Path]) -> dict[str, Path]:
             found.append(path)
             continue
         inside = sorted(p for p in path.iterdir() if p.is_dir() and is_run_dir(p))
-        if not inside:
-            raise RunDirError(
-                f"{path} is neither a run folder nor a folder holding runs",
-                "point at a folder made by `dgm run` (it holds run.toml and run.sqlite)",
-            )
         found += inside
     named: dict[str, Path] = {}
     for path in dict.fromkeys(found):

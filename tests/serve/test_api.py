@@ -117,8 +117,9 @@ def _next_change(stream) -> dict:
 
 def test_find_runs_names_the_problem(tmp_path: Path, small_run: Path) -> None:
     assert find_runs([small_run, small_run.parent]) == {"alpha": small_run.resolve()}
-    with pytest.raises(RunDirError, match="neither a run folder nor a folder holding runs"):
-        find_runs([tmp_path / "seed"])
+    assert find_runs([tmp_path / "seed"]) == {}  # no run yet: watched, runs appear later
+    with pytest.raises(RunDirError, match="is not a folder"):
+        find_runs([tmp_path / "seed" / "agent.py"])
 
 
 def _dgm(*args: str) -> subprocess.CompletedProcess[str]:
