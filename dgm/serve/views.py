@@ -155,11 +155,7 @@ def progress_page(run: Run, events_since: int = 0, curves_now: dict | None = Non
             "workers": run.config.workers,
         },  # fmt: skip
         "spend": round(run.spend_usd(), 4),
-        "progress": run_progress(run).as_dict(),
-        "spendByRole": {
-            str(r or "unknown"): round(u["cost_usd"] or 0.0, 4)
-            for r, u in run.usage_by("role").items()
-        },  # fmt: skip
+        **(curves_now or curves(run)),
         "running": running,
         "steering": [r.as_dict() for r in requests(run.db)],
         "events": events_after(run.db, events_since),

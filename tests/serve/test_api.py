@@ -146,3 +146,17 @@ def test_steer_command_records_the_same_requests(small_run: Path, tmp_path: Path
         assert new.archive.files(new.node(0).commit) == old.archive.files(old.node(1).commit)
         assert new.read_file(0, "agent.py") == old.read_file(1, "agent.py")
         assert new.events(kinds=["forked"])[0]["node"] == 1
+
+
+def test_progress_curves_are_thinned_keeping_the_last_point(small_run: Path, monkeypatch) -> None:
+    from dgm.serve import views
+    from dgm.serve.runs import RunView
+
+    run = RunView("alpha", small_run).fresh()
+    full = views.curves(run)["progress"]
+    assert full["evals"] == [1, 2, 3, 4]
+    monkeypatch.setattr(views, "CURVE_POINTS", 3)
+    thin = views.curves(run)["progress"]
+    assert thin["evals"] == [1, 3, 4] and thin["best"][-1] == full["best"][-1]
+    page = views.progress_page(run)
+    assert page["progress"]["evals"] == [1, 3, 4] and page["events"][0]["kind"] == "run_created"
