@@ -49,7 +49,7 @@ def _serve(run_dir: Path, port: int) -> tuple[subprocess.Popen, str]:
     for line in proc.stdout:  # type: ignore[union-attr]
         if line.startswith("token"):
             return proc, line.split()[1]
-    raise RuntimeError("dgm serve printed no token")
+    raise RuntimeError(f"dgm serve printed no token (port {port} taken? --port)")
 
 
 def main() -> None:
@@ -99,7 +99,10 @@ def main() -> None:
                     _screenshots(page, args.shots, args.nodes)
         finally:
             proc.terminate()
-            proc.wait(60)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def _event_to_page(page: Chromium, run_dir: Path, nodes: int) -> list[float]:

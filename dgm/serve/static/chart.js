@@ -26,7 +26,9 @@ function drawChart(canvas, series, xLabel, yLabel) {
     ctx.setLineDash(s.dash ? [5, 4] : []); ctx.lineWidth = 2; ctx.beginPath();
     s.x.forEach((x, i) => { if (i) ctx.lineTo(X(x), Y(s.y[i])); else ctx.moveTo(X(x), Y(s.y[i])); });
     ctx.stroke(); ctx.setLineDash([]);
-    ctx.fillStyle = ctx.strokeStyle; ctx.fillText(s.label, L + 10, T + 14 + 14 * k);
+    // Legend bottom right: curves that climb early leave that corner free.
+    ctx.fillStyle = ctx.strokeStyle;
+    ctx.fillText(s.label, w - R - 8 - ctx.measureText(s.label).width, h - B - 10 - 14 * (series.length - 1 - k));
   });
 }
 window.drawChart = drawChart;
