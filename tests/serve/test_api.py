@@ -160,3 +160,20 @@ def test_progress_curves_are_thinned_keeping_the_last_point(small_run: Path, mon
     assert thin["evals"] == [1, 3, 4] and thin["best"][-1] == full["best"][-1]
     page = views.progress_page(run)
     assert page["progress"]["evals"] == [1, 3, 4] and page["events"][0]["kind"] == "run_created"
+
+
+def test_a_new_run_from_a_node_appears_beside_the_source(serve, small_run: Path) -> None:
+    s = serve([small_run.parent])
+    url = f"{s.url}/api/runs/alpha/fork"
+    assert call(url, {"node": 1})[0] == 403  # no token
+    status, out = call(url, {"node": 1}, {"X-DGM-Token": s.token})
+    assert status == 200 and out["run"] == "alpha-from-1" and out["pid"] is None
+    assert out["start"] == f"dgm resume {small_run.parent / 'alpha-from-1'}"
+    names = [r["name"] for r in call(f"{s.url}/api/runs")[1]["runs"]]
+    assert names == ["alpha", "alpha-from-1"]
+    _, seed = call(f"{s.url}/api/runs/alpha-from-1/nodes/0")
+    _, source = call(f"{s.url}/api/runs/alpha/nodes/1")
+    assert seed["commit"] != source["commit"] and seed["parent"] is None
+    with Run.open(small_run.parent / "alpha-from-1") as new, Run.open(small_run) as old:
+        assert new.read_file(0, "agent.py") == old.read_file(1, "agent.py")
+        assert new.events(kinds=["forked"])[0]["who"].startswith("web 127.0.0.1")

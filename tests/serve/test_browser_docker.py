@@ -141,6 +141,13 @@ def test_an_agent_written_script_shows_as_text(live) -> None:
     )
     assert page.evaluate("document.title") == "dgm serve"
     assert page.evaluate("document.getElementById('origin').textContent") == "<b>bold</b> origin"
+    page.click('nav button[data-tab="compare"]')  # both runs' curves on one chart
+    assert page.wait(
+        "window.dgmCompared && window.dgmCompared.length === 2 && window.dgmCompared",
+        30,
+        "two runs on the compare chart",
+    ) == ["live (hgm)", "alpha (hgm)"]
+    page.click('nav button[data-tab="tree"]')
     page.evaluate("document.getElementById('run').value = 'live';"
                   " document.getElementById('run').dispatchEvent(new Event('change'))")  # fmt: skip
     page.wait("window.dgmShown.nodes > 1", 10, "the live run again")

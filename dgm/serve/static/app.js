@@ -244,6 +244,7 @@ async function drawCompare() {
     series.push({ label: `${name} (${p.strategy})`, x: p.progress[axis], y: p.progress.best });
   }
   drawChart($("compare-chart"), series, axis);
+  window.dgmCompared = series.map(x => x.label);
 }
 
 // -- wiring ----------------------------------------------------------------------------
