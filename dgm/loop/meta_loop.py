@@ -125,7 +125,7 @@ class MetaLoop:
             run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.clock.total_s
         )
         self.recorder = Recorder(run, self.rules, self._cancelled)
-        self.steering = Steering(run, self.rules)
+        self.steering = Steering(run, self.rules, jobs)
         self.action_jobs = ActionJobs(run, jobs, self.recorder)
         self.action_jobs.elapsed_s = self.clock.total_s
 

@@ -26,9 +26,10 @@ WATCH_INTERVAL_S = 0.5
 class Steering:
     """Pending requests in, changes to the rules, the scheduler and the search state out."""
 
-    def __init__(self, run: Run, rules: StopRules) -> None:
+    def __init__(self, run: Run, rules: StopRules, jobs: Any = None) -> None:
         self.run = run
         self.rules = rules
+        self.jobs = jobs
         self.scheduler: Any = None
         self.state: SearchState | None = None
         self.extra: list[Evaluate] = []
@@ -96,6 +97,8 @@ class Steering:
     def _budget(self, request: SteeringRequest) -> str:
         usd = float(request.args["usd"])
         self._update_config({"limits.budget_usd": usd})
+        if self.jobs is not None:
+            self.jobs.set_run_budget(usd)  # the gateway refuses calls past the cap
         return f"dollar budget now ${usd:.2f}"
 
     def _eval_limit(self, request: SteeringRequest) -> str:
