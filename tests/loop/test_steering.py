@@ -99,3 +99,23 @@ def test_queued_evaluations_run_first_and_impossible_ones_are_refused(make_run) 
     )
     assert states[1] == (REFUSED, f"node {full} has been evaluated on every task of the plan")
     assert states[2] == (REFUSED, f"node {rejected.id} is not in the search (rejected?)")
+
+
+def test_pinned_is_a_candidate_parent_however_barren_and_banned_never() -> None:
+    from dgm.strategies import SearchState, TaskPlan
+    from dgm.strategies.base import archive_mask
+
+    state = SearchState(TaskPlan(("a", "b")))
+    state.add_node(1, 0)
+    state.add_node(2, 0)
+    state.record_evaluation(0, "a", True)
+    state.record_evaluation(0, "b", False)
+    state.set_barren_streak(1, 99)  # node 1: expanded often, nothing new came of it
+    assert list(state.expandable_column()) == [True, False, True]
+    assert list(archive_mask(state)) == [True, False, False]  # 1 and 2: not evaluated yet
+    state.pinned.add(1)
+    state.banned.add(0)
+    assert list(state.expandable_column()) == [False, True, True]
+    assert list(archive_mask(state)) == [True, True, False]
+    state.banned.add(7)  # a node not in the search (rejected): ignored
+    assert list(state.expandable_column()) == [False, True, True]
