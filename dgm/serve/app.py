@@ -196,7 +196,10 @@ class Server:
         who = f"web {request.remote or 'local'} ({getpass.getuser()})"
         db = Database.open(view.path / DB_FILE)  # migrates an older run's schema, if needed
         try:
-            row = add_request(db, str(body.get("action", "")), body.get("args") or {}, who)
+            args = body.get("args") or {}
+            if not isinstance(args, dict):
+                raise DgmError("`args` must be a JSON object", 'e.g. {"node": 12}')
+            row = add_request(db, str(body.get("action", "")), args, who)
         finally:
             db.close()
         return web.json_response(row.as_dict())
