@@ -131,6 +131,10 @@ function diffView(text) {
          : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : "" },
     line + "\n")));
 }
+function failedTests(r) { // the judge's per-test report: which expected tests did not pass
+  const failed = Object.entries(r.tests_detail || {}).filter(([, v]) => !/pass/i.test(String(v))).map(([k]) => k);
+  return failed.length ? "failed: " + failed.slice(0, 8).join(", ") + (failed.length > 8 ? ", ..." : "") : "";
+}
 function verdict(r) {
   return r.tampered ? "TAMPERED" : r.resolved ? "pass" : r.empty ? "empty" : r.error ? "error" : "fail";
 }
@@ -154,7 +158,7 @@ function renderNode(n) {
   const results = n.results.map(r => el("tr", { class: verdict(r) },
     el("td", {}, r.task), el("td", {}, verdict(r)), el("td", {}, `${r.tests[0] ?? "-"}/${r.tests[1] ?? "-"}`),
     el("td", {}, r.agent_s === null ? "-" : r.agent_s.toFixed(1) + " s"), el("td", {}, fmt$(r.cost)),
-    el("td", { class: "small" }, r.evidence ? "judge: " + r.evidence : r.error),
+    el("td", { class: "small" }, r.evidence ? "judge: " + r.evidence : r.error || failedTests(r)),
     el("td", {}, r.trajectory ? el("button", { class: "traj", data: { task: r.task },
       onclick: () => openTrajectory(n.id, r.task) }, "trajectory") : "")));
   const solved = n.results.filter(r => r.resolved).length;
