@@ -29,7 +29,7 @@ from dgm.serve import views
 from dgm.serve.fork import fork_run, start_run
 from dgm.serve.runs import RunView, find_runs
 from dgm.store.db import Database
-from dgm.store.queries import change_token
+from dgm.store.live import change_token
 from dgm.store.run import DB_FILE
 from dgm.store.steering import add_request
 

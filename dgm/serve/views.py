@@ -16,7 +16,7 @@ from dgm.report.progress import run_progress
 from dgm.report.trajectory import find_evaluation
 from dgm.store import Run
 from dgm.store.best import BestRule, Candidate, pick_best
-from dgm.store.queries import events_after, llm_calls, nodes_flagged
+from dgm.store.live import events_after, llm_calls, nodes_flagged
 from dgm.store.steering import marked_nodes, requests
 
 DIFF_LIMIT = 400_000
@@ -28,7 +28,7 @@ RUNNING = ("running",)
 def tree(run: Run) -> dict[str, Any]:
     """The lineage as columns (compact for 10,000 nodes): one entry per node, id order.
     Four aggregate queries, no per-node decoding: rebuilt on every change of a live run."""
-    scores, costs = run.scores(), run.node_costs()
+    scores, costs = run.scores(), run.aggregates.node_costs()
     improved = nodes_flagged(run.db, "improve_changed")
     rule = BestRule.of(run)
     pinned, banned = marked_nodes(run.db, "pin"), set(rule.banned)
@@ -36,7 +36,7 @@ def tree(run: Run) -> dict[str, Any]:
         "id", "parent", "passed", "total", "tampered", "improve", "status", "created", "cost",
         "origin", "mark")}  # fmt: skip
     candidates = []
-    for node, parent, _depth, status, origin, created_at in run.node_summaries():
+    for node, parent, _depth, status, origin, created_at in run.aggregates.node_summaries():
         score = scores.get(node)
         passed, total, tampered = (
             (score.passed, score.total, score.tampered) if score else (0, 0, 0)

@@ -25,15 +25,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dgm.config import StrategyConfig
+
 NodeId = int
 """A node's id: the store's row id (the seed is 0), the same type everywhere."""
 
 ROOT: NodeId = 0
 """Id of the seed agent, as the store names it."""
 
-BARREN_AFTER = 3
-"""A parent whose last this-many expansions produced nothing new is not expanded again
-until it is evaluated again (`expandable_column`)."""
+BARREN_AFTER: int = StrategyConfig.model_fields["barren_after"].default
+"""`[strategy] barren_after`'s default (one number, kept by the config): a parent whose last
+this-many expansions produced nothing new is not expanded again until it is evaluated again
+(`expandable_column`)."""
 
 
 @dataclass(frozen=True)
@@ -94,9 +97,8 @@ class SearchState:
         self.total_failed_expansions = 0
         self.total_pending_evals = 0
         self.total_pending_expansions = 0
-        # Steering (dgm/loop/steering.py): pinned, a parent however barren; banned, never.
-        self.pinned: set[NodeId] = set()
-        self.banned: set[NodeId] = set()
+        self.pinned: set[NodeId] = set()  # a person's (loop/steering.py): a parent, however barren
+        self.banned: set[NodeId] = set()  # a person's: never a parent
         self.add_node(root, None, root_code)
 
     # -- construction by replay ---------------------------------------------------------
