@@ -88,7 +88,9 @@ def steer(
                 typer.echo(f"#{r.id} {r.action} {r.args} by {r.who}: {answer}")
             return
         if action == "fork":
-            dest = fork_run(run_dir, int(value or 0), to, who)
+            if value is None or not value.isdigit():
+                raise DgmError("`fork` needs the node to start from", "e.g. dgm steer RUN fork 12")
+            dest = fork_run(run_dir, int(value), to, who)
             typer.echo(f"created {dest} from node {value}")
             if start:
                 typer.echo(f"started `dgm resume {dest}` (pid {start_run(dest)})")
