@@ -5,6 +5,9 @@ the tree already has) is barren until its code fails a task it had not failed be
 diagnosis works from failures, so only a new one gives it new material. Expansions in
 flight count once a parent has failed to make news, so parallel workers do not overshoot.
 Nodes with the same code (the same git tree) share one count: they are one agent.
+
+A person's marks (loop/steering.py) override it: a pinned node is always a parent
+candidate, however barren; a banned one never is, for every strategy.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ class BarrenTracker:
 
     def __init__(self, after: int) -> None:
         self.after = after
+        self.pinned: set[int] = set()  # node ids
+        self.banned: set[int] = set()
         self._streak: list[int] = []
         self._failed: list[set[str]] = []
         self._groups: dict[str, int] = {}
@@ -47,8 +52,25 @@ class BarrenTracker:
             self._failed[group].add(task)
             self._streak[group] = 0
 
-    def not_barren(self, groups: np.ndarray, pending: np.ndarray) -> np.ndarray:
-        """Per node (its group, its expansions in flight): may it be expanded?"""
-        streaks = np.asarray(self._streak, dtype=np.int64)[groups]
-        running = np.bincount(groups, weights=pending)[groups]
-        return (streaks == 0) | (streaks + running < self.after)
+    def pin(self, node: int) -> None:
+        self.pinned.add(node)
+        self.banned.discard(node)
+
+    def ban(self, node: int) -> None:
+        self.banned.add(node)
+        self.pinned.discard(node)
+
+    def may_expand(
+        self, groups: np.ndarray, pending: np.ndarray, index: dict[int, int], barren: bool
+    ) -> np.ndarray:
+        """Per node (its group, its expansions in flight): may it be expanded? `barren`
+        False: the barren filter is off (reference hgm); the marks always apply."""
+        if barren:
+            streaks = np.asarray(self._streak, dtype=np.int64)[groups]
+            running = np.bincount(groups, weights=pending)[groups]
+            column = (streaks == 0) | (streaks + running < self.after)
+        else:
+            column = np.ones(len(groups), dtype=bool)
+        column[[index[n] for n in self.pinned if n in index]] = True
+        column[[index[n] for n in self.banned if n in index]] = False
+        return column

@@ -52,7 +52,11 @@ def first_unevaluated(state: SearchState) -> Evaluate | None:
 def archive_mask(state: SearchState) -> np.ndarray:
     """Nodes eligible as parents for score-based strategies: fully evaluated on their open
     stage (DGM adds a child to the archive only after its evaluation), with results."""
-    return state.settled_column() & (state.evals_column() > 0)
+    column = state.settled_column() & (state.evals_column() > 0)
+    if state.parents.pinned:  # a person pinned it: always a candidate
+        known = set(state.node_ids)
+        column[[state.index(n) for n in state.parents.pinned if n in known]] = True
+    return column
 
 
 def own_scores(state: SearchState) -> np.ndarray:

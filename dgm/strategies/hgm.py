@@ -122,7 +122,7 @@ class HGMStrategy(Strategy):
         not barren)."""
         solved, _ = state.own_record()
         mask = solved > 0
-        return np.flatnonzero(mask & state.expandable_column() if self.skip_barren else mask)
+        return np.flatnonzero(mask & state.expandable_column(skip_barren=self.skip_barren))
 
     def expansion_posterior(self, state: SearchState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(candidate indices, Beta a, Beta b) for the expansion draw."""

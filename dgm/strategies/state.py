@@ -1,18 +1,10 @@
 """The search state every strategy reads: the tree, its results, and what is in flight.
 
-Updated incrementally, one event at a time, so that choosing an action stays cheap on
-large archives: per-node counts live in numpy arrays indexed by insertion order, and a
-recorded result is added to the node's own counts and to the clade counts of the node and
-all its ancestors at once. The meta loop rebuilds it on resume by replaying the store's
-nodes and evaluations in order (`SearchState.replay`).
-
-Stages: every node starts with the stage-1 tasks open. Once all of them are recorded, and
-the node solved at least `stage2_threshold` of them, the stage-2 tasks open too.
-
-Barren parents: a parent whose last `barren_after` expansions made nothing new (no child,
-or a child whose code the tree has) drops out of `expandable_column` until its code fails
-a task it had not failed before (the diagnosis works from failures). Expansions in flight
-count once a parent has failed to make news; nodes with the same code share one count.
+Updated one event at a time so choosing an action stays cheap: per-node counts in numpy
+arrays by insertion order; a result adds to the node's own counts and to the clade counts
+of its whole lineage at once. Resume rebuilds it by replay (`SearchState.replay`). Every
+node starts with the stage-1 tasks open; once all are recorded and at least
+`stage2_threshold` of them solved, stage 2 opens. Who may be a parent: barren.py.
 Strategies read the state only through the queries below (read-only views).
 """
 
@@ -267,15 +259,12 @@ class SearchState:
         ]
 
     def own_counts(self, node_id: NodeId) -> tuple[int, int]:
-        i = self.index(node_id)
-        return int(self._own_successes[i]), int(self._own_failures[i])
+        return int(self._own_successes[i := self.index(node_id)]), int(self._own_failures[i])
 
     def clade_counts(self, node_id: NodeId) -> tuple[int, int]:
-        i = self.index(node_id)
-        return int(self._clade_successes[i]), int(self._clade_failures[i])
+        return int(self._clade_successes[i := self.index(node_id)]), int(self._clade_failures[i])
 
-    # Counters and read-only column views over the live nodes (index = insertion order),
-    # for vectorised strategy code: strategies ask, only the scheduler's events write.
+    # Counters and read-only column views (index = insertion order): strategies ask.
     @property
     def total_evals(self) -> int:
         """Evaluations recorded."""
@@ -331,10 +320,20 @@ class SearchState:
         """Expansions of the node's code without news since it last failed a new task."""
         return self._barren.streak(self._code_group[self.index(node_id)])
 
-    def expandable_column(self) -> np.ndarray:
-        """Nodes not barren (barren.py); parents come from these (hgm: on request)."""
-        n = self.size
-        return self._barren.not_barren(self._code_group[:n], self._pending_expansions[:n])
+    def expandable_column(self, skip_barren: bool = True) -> np.ndarray:
+        """Nodes that may be parents (barren.py): not barren (unless `skip_barren` is
+        off, as reference hgm), pinned ones always, banned ones never."""
+        n, groups, pending = self.size, self._code_group, self._pending_expansions
+        return self._barren.may_expand(groups[:n], pending[:n], self._index, skip_barren)
+
+    @property
+    def parents(self) -> BarrenTracker:
+        """Who may be a parent: barren codes, and a person's `pin` and `ban` (barren.py)."""
+        return self._barren
+
+    def open_stage2(self, node_id: NodeId) -> bool:
+        """Open a node's stage-2 tasks now (a person asked for more); False if none to open."""
+        return self._maybe_open_stage2(self.index(node_id), force=True)
 
     def settled_column(self) -> np.ndarray:
         """Nodes whose open tasks are all recorded (nothing left, nothing running)."""
@@ -354,17 +353,18 @@ class SearchState:
         self._clade_successes[:n] = successes[:n]
         self._clade_failures[:n] = failures[:n]
 
-    def _maybe_open_stage2(self, i: int) -> None:
-        node = self._nodes[i]
-        plan = self.plan
+    def _maybe_open_stage2(self, i: int, force: bool = False) -> bool:
+        node, plan = self._nodes[i], self.plan
         if node.stage != 1 or not plan.stage2:
-            return
-        stage1_results = [node.results[t] for t in plan.stage1 if t in node.results]
-        if len(stage1_results) < len(plan.stage1):
-            return
-        if sum(stage1_results) >= plan.stage2_threshold * len(plan.stage1):
+            return False
+        solved = [node.results[t] for t in plan.stage1 if t in node.results]
+        passed = len(solved) == len(plan.stage1) and sum(solved) >= plan.stage2_threshold * len(
+            solved
+        )
+        if force or passed:
             node.stage = 2
             self._todo_count[i] += len(plan.stage2)
+        return force or passed
 
     def _release_expansion(self, parent: NodeId) -> None:
         i = self.index(parent)
