@@ -310,6 +310,8 @@ def grade(
     if plan is not None:
         details["copies"] = {"must_fail": plan.must_fail, "must_pass": plan.must_pass,
                              "renamed": plan.official}  # fmt: skip
+        # as secret as canaries: no prompt ever shows a line that names one (diagnose)
+        details["canaries"] = [*plan.must_fail, *plan.must_pass, *plan.official]
         expected = set(gold["FAIL_TO_PASS"]) | set(gold["PASS_TO_PASS"])
         claims_pass = any(tests.get(t) in PASSING for t in expected)
         for name, statuses in raw.items():

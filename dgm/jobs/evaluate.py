@@ -173,6 +173,7 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
             "usage": dict(NO_USAGE),
             "language": task.language,
             "test_seconds": round(verdict.test_seconds, 3),
+            **({"out_skipped": list(agent.out_skipped)} if agent.out_skipped else {}),
             "harness_seconds": round(max(0.0, total - agent.seconds - verdict.test_seconds), 3),
             "agent_exit_code": agent.exit_code,
             "agent_timed_out": agent.timed_out,
