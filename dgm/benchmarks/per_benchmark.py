@@ -38,9 +38,12 @@ def reference_patch(task: Task) -> str:
 
 
 def judge(
-    task: Task, patch: str, limits: ResourceLimits, backend: str, labels: dict[str, str]
-) -> tuple[Verdict, str]:
-    """Judge `patch` in a fresh container: (verdict, the full test output)."""
+    task: Task, patch: str, limits: ResourceLimits, backend: str, labels: dict[str, str],
+    extra_copies: bool = False,
+) -> tuple[Verdict, str]:  # fmt: skip
+    """Judge `patch` in a fresh container: (verdict, the full test output). A re-judge
+    (`extra_copies`) adds more mutated copies of real tests where the judge makes them;
+    every judge draws its canaries afresh."""
     _check(task)
     if task.benchmark == "polyglot":
         from dgm.benchmarks.judge import judge_polyglot
@@ -48,4 +51,4 @@ def judge(
         return judge_polyglot(task, patch, limits, backend, labels)
     from dgm.benchmarks.swe_judge import judge_swebench
 
-    return judge_swebench(task, patch, limits, backend, labels)
+    return judge_swebench(task, patch, limits, backend, labels, extra_copies)

@@ -98,7 +98,7 @@ _PLUGIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 def judge_swebench(
     task: Task, patch: str, limits: ResourceLimits, backend: str = "docker",
-    labels: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None, extra_copies: bool = False,
 ) -> tuple[Verdict, str]:  # fmt: skip
     meta = task.meta
     command = swe_guard.test_command(str(meta["eval_script"]))
@@ -132,7 +132,7 @@ def judge_swebench(
                 result, junit = prep, None
             else:
                 base, plugins = _prepared(box, Path(tmp), files)
-                plan = _plan(task, files, base)
+                plan = _plan(task, files, base, 2 if extra_copies else 1)
                 canaries = None if plan or not files else swe_guard.Canaries.draw(files)
                 _stage_tests(stage, plan, canaries)
                 script = judge_script(str(meta["eval_script"]), canaries, report_dir, pytest,
@@ -191,13 +191,14 @@ def _prepared(box: Any, tmp: Path, files: list[str]) -> tuple[dict[str, str | No
 
 
 def _plan(
-    task: Task, files: list[str], base: dict[str, str | None]
+    task: Task, files: list[str], base: dict[str, str | None], scale: int = 1
 ) -> swe_copy_plan.CopyPlan | None:
     sources = swe_copy_plan.with_test_patch(base, str(task.meta.get("test_patch", "")))
     if not sources or set(sources) != set(files):
         return None
     f2p, p2p = (list(task.meta.get(k) or []) for k in ("FAIL_TO_PASS", "PASS_TO_PASS"))
-    return swe_copies.plan_copies(sources, f2p, p2p, random.Random(secrets.randbits(64)))
+    rng = random.Random(secrets.randbits(64))
+    return swe_copies.plan_copies(sources, f2p, p2p, rng, n_fail=3 * scale, n_pass=2 * scale)
 
 
 def _stage_tests(stage: Path, plan: swe_copy_plan.CopyPlan | None,
