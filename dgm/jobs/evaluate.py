@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks import per_benchmark
+from dgm.benchmarks.registry import benchmark_of
 from dgm.benchmarks.task import Task, Verdict
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
@@ -122,12 +122,13 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
     log_dir.mkdir(parents=True, exist_ok=True)
     limits = ResourceLimits(**job.limits)
     labels = {LABEL_RUN: job.run or "eval", LABEL_JOB: job_id}
+    benchmark = benchmark_of(task)
     with tempfile.TemporaryDirectory(prefix="dgm-eval-") as tmp:
         workspace = Path(tmp) / "work"
-        base = per_benchmark.prepare_workspace(task, workspace)
+        base = benchmark.prepare_workspace(task, workspace)
         extras = {}
         if job.agent.builtin == "oracle":
-            extras["reference.diff"] = per_benchmark.reference_patch(task)
+            extras["reference.diff"] = benchmark.reference_patch(task)
         request = AgentRunRequest(
             agent_dir=Path(job.agent.path),
             image=task.image,
@@ -146,15 +147,15 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
     (log_dir / "agent_output.txt").write_text(agent.output)
     if agent.trajectory is not None:
         shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
-    verdict, test_output = per_benchmark.judge(task, agent.patch, limits, backend, labels)
+    verdict, test_output = benchmark.judge(task, agent.patch, limits, backend, labels)
     (log_dir / "test_output.txt").write_text(test_output)
     warnings = scan_diff(agent.patch, role="solution")  # static: warnings, not a verdict
     rejudged = None
     if (warnings or job.rejudge) and verdict.resolved and not verdict.tampered:
         # A warning costs the agent: its pass counts only if a second judge, with fresh
         # and extra mutated copies of the real tests, agrees.
-        again, again_output = per_benchmark.judge(task, agent.patch, limits, backend, labels,
-                                                  extra_copies=True)  # fmt: skip
+        again, again_output = benchmark.judge(task, agent.patch, limits, backend, labels,
+                                              extra_copies=True)  # fmt: skip
         (log_dir / "rejudge_output.txt").write_text(again_output)
         rejudged = rejudge_record(again, warnings, job.rejudge)
         verdict = merge_rejudge(verdict, again)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.swe_copies import plan_copies
-from dgm.benchmarks.swe_copy_plan import CopyPlan, with_test_patch
-from dgm.benchmarks.swe_judge import parse_junit
+from dgm.benchmarks.swebench.copies import plan_copies
+from dgm.benchmarks.swebench.copy_plan import CopyPlan, with_test_patch
+from dgm.benchmarks.swebench.judge import parse_junit
 
 TESTS = '''"""Tests of calc."""
 from __future__ import annotations

@@ -24,7 +24,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from dgm.benchmarks.swe_copy_plan import CopyPlan
+from dgm.benchmarks.swebench.copy_plan import CopyPlan
 
 _NO_COPY = re.compile(r"skip|xfail|expectedfailure|slow|flaky|XFAIL|SKIP", re.I)
 _SWALLOWS = re.compile(r"raises|warns|suppress|expect|deprecated|Raises|Warns", re.I)
