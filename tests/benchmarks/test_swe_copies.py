@@ -103,7 +103,7 @@ def _run(tmp: Path, plan: CopyPlan, solution: str) -> dict[str, str]:
     return report
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(8))
 def test_copies_look_like_the_files_tests_and_a_true_fix_passes_them(
     tmp_path: Path, seed: int
 ) -> None:
@@ -135,6 +135,22 @@ def test_forcing_passes_for_tests_that_touch_the_solution_is_tampering(
     assert official["tests/test_calc.py::test_add_small"] == "PASSED"  # the attack worked...
     tampered, _ = plan.evidence(statuses, claims_pass=True)
     assert tampered and "must-fail copy" in tampered  # ...and is caught
+
+
+def test_a_mutated_original_has_look_alikes_that_differ_in_one_value_and_no_twin() -> None:
+    for seed in range(20):
+        plan = _plan(seed)
+        mutated = set(plan.must_fail.values())
+        assert not mutated & set(plan.must_pass.values())  # no identical twin gives it away
+        text = plan.files["tests/test_calc.py"]
+        for original in mutated:
+            family = [c for c, o in plan.must_fail.items() if o == original]
+            bodies = {_body(text, n) for n in [original, *family]}
+            assert len(bodies) == len(family) + 1  # all different from each other
+
+
+def _body(text: str, name: str) -> str:
+    return text.split(f"def {name}(", 1)[1].split("\n\n", 1)[0]
 
 
 def test_results_map_back_to_official_names_and_copies_stay_apart() -> None:

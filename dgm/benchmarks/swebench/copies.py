@@ -50,6 +50,9 @@ class Edit:
     start: int  # character offsets into the file's source
     end: int
     text: str
+    inner: bool = False
+    """Goes inside a class: at the same offset as a module-level insertion (the class's
+    end), it must come first."""
 
 
 @dataclass
@@ -60,12 +63,13 @@ class _Test:
     official: str
     gold_key: str
     f2p: bool
-    sites: list[Edit] = field(default_factory=list)
+    sites: list[list[Edit]] = field(default_factory=list)
+    """Each assertion it can change, as the alternative changes (distinct values)."""
 
 
 def plan_copies(
     sources: dict[str, str], fail_to_pass: list[str], pass_to_pass: list[str],
-    rng: random.Random, n_fail: int = 3, n_pass: int = 2,
+    rng: random.Random, n_fail: int = 3, n_pass: int = 2, per_test: int = 2,
 ) -> CopyPlan | None:  # fmt: skip
     """Copies for the test files `sources` (path -> text after the test patch), or None."""
     trees: dict[str, ast.Module] = {}
@@ -97,10 +101,18 @@ def plan_copies(
         official[fresh] = test.official
         edits[test.file].append(_rename_def(text, test.node, fresh))
         copy = names.draw(test.file)
-        (must_fail if mutate else must_pass)[copy] = fresh
-        site = [rng.choice(test.sites)] if mutate else []
-        segment = _segment(text, test.node, copy, site)
-        edits[test.file].append(_insertion(text, test, segment, rng))
+        if not mutate:
+            must_pass[copy] = fresh
+            segment = _segment(text, test.node, copy, [])
+            edits[test.file].append(_insertion(text, test, segment, rng))
+            continue
+        # Several copies that change the same assertion to different values: the
+        # original is one of k+1 look-alikes, with no twin and no centre to give it away.
+        for i, change in enumerate(rng.choice(test.sites)[:per_test]):
+            copy = copy if i == 0 else names.draw(test.file)
+            must_fail[copy] = fresh
+            segment = _segment(text, test.node, copy, [change])
+            edits[test.file].append(_insertion(text, test, segment, rng))
     files = {p: _apply(sources[p], e) for p, e in edits.items() if e}
     for text in files.values():
         try:
@@ -165,50 +177,52 @@ def _leaves_early(fn: ast.FunctionDef) -> bool:
     return False
 
 
-def _sites(text: str, body: list[ast.stmt]) -> list[Edit]:
+def _sites(text: str, body: list[ast.stmt]) -> list[list[Edit]]:
     """Assertions a passing run of this body must have executed, each as its mutation."""
-    sites: list[Edit] = []
+    sites: list[list[Edit]] = []
     for stmt in body:
         if isinstance(stmt, ast.With) and not any(
             _SWALLOWS.search(ast.unparse(i.context_expr)) for i in stmt.items
         ):
             sites += _sites(text, stmt.body)
         elif isinstance(stmt, ast.Assert):
-            edit = _assert_mutation(text, stmt.test)
-            sites += [edit] if edit else []
+            changes = _assert_mutation(text, stmt.test)
+            sites += [changes] if changes else []
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             func = stmt.value.func
             if (isinstance(func, ast.Attribute) and func.attr in _UNITTEST_FLIP
                     and isinstance(func.value, ast.Name) and func.value.id == "self"):  # fmt: skip
                 start, end = _span(text, func)
-                sites.append(Edit(end - len(func.attr), end, _UNITTEST_FLIP[func.attr]))
+                sites.append([Edit(end - len(func.attr), end, _UNITTEST_FLIP[func.attr])])
     return sites
 
 
-def _assert_mutation(text: str, test: ast.expr) -> Edit | None:
+def _assert_mutation(text: str, test: ast.expr) -> list[Edit]:
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, right, op = test.left, test.comparators[0], test.ops[0]
         literal = next((s for s in (right, left) if _plain_literal(s)), None)
         if isinstance(op, ast.Eq) and literal is not None:
             start, end = _span(text, literal)
-            return Edit(start, end, _changed_literal(text[start:end], literal.value))  # type: ignore[attr-defined]
+            value = literal.value  # type: ignore[attr-defined]
+            variants = {_changed_literal(text[start:end], value, i) for i in range(3)}
+            return [Edit(start, end, v) for v in sorted(variants) if v != text[start:end]]
         if type(op) in _FLIP_OPS:
             gap_start, gap_end = _span(text, left)[1], _span(text, right)[0]
             gap = text[gap_start:gap_end]
             match = _OP_TOKEN.search(gap)
             if match is None:
-                return None
+                return []
             new_gap = gap[: match.start()] + _FLIP_OPS[type(op)] + gap[match.end() :]
-            return Edit(gap_start, gap_end, new_gap)
-        return None
+            return [Edit(gap_start, gap_end, new_gap)]
+        return []
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         start, end = _span(text, test)
         inner_start, inner_end = _span(text, test.operand)
-        return Edit(start, end, text[inner_start:inner_end])
+        return [Edit(start, end, text[inner_start:inner_end])]
     if isinstance(test, ast.Name | ast.Call | ast.Attribute | ast.Subscript):
         start, _ = _span(text, test)
-        return Edit(start, start, "not ")
-    return None
+        return [Edit(start, start, "not ")]
+    return []
 
 
 def _plain_literal(node: ast.expr) -> bool:
@@ -216,17 +230,18 @@ def _plain_literal(node: ast.expr) -> bool:
     return isinstance(value, int | float | str | bytes) and not isinstance(value, bool)
 
 
-def _changed_literal(source: str, value: object) -> str:
-    """The same kind of literal, written the same way, with a different value."""
+def _changed_literal(source: str, value: object, variant: int = 0) -> str:
+    """The same kind of literal, written the same way, with a different value (each
+    `variant` a different one)."""
     if not isinstance(value, str | bytes):
-        return repr(value + 1 + abs(hash(source)) % 7)  # type: ignore[operator]
+        return repr(value + 1 + (abs(hash(source)) + variant) % 7)  # type: ignore[operator]
     first = min(i for i in (source.find('"'), source.find("'")) if i >= 0)
     last = max(source.rfind('"'), source.rfind("'"))
     spots = [i for i in range(first + 1, last)
              if source[i].isalnum() and source[i - 1] != "\\"]  # fmt: skip
     if not spots:
         return source[: first + 1] + "x" + source[first + 1 :]
-    i = spots[len(spots) // 2]
+    i = spots[(len(spots) // 2 + variant) % len(spots)]
     c = source[i]
     new = "b" if c == "a" else "a" if c.isalpha() else "1" if c == "0" else "0"
     return source[:i] + new + source[i + 1 :]
@@ -295,7 +310,7 @@ def _insertion(text: str, test: _Test, segment: str, rng: random.Random) -> Edit
     after = body[rng.randrange(earliest - 1, len(body))]
     _, end = _lines_of(text, after)
     blank = "\n" if test.node.col_offset else "\n\n"
-    return Edit(end, end, blank + segment)
+    return Edit(end, end, blank + segment, inner=bool(test.node.col_offset))
 
 
 def _bound(stmt: ast.stmt) -> set[str]:
@@ -311,7 +326,7 @@ def _bound(stmt: ast.stmt) -> set[str]:
 
 
 def _apply(text: str, edits: list[Edit]) -> str:
-    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+    for edit in sorted(edits, key=lambda e: (e.start, e.end, not e.inner), reverse=True):
         text = text[: edit.start] + edit.text + text[edit.end :]
     return text
 
