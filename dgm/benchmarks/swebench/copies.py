@@ -69,7 +69,7 @@ class _Test:
 
 def plan_copies(
     sources: dict[str, str], fail_to_pass: list[str], pass_to_pass: list[str],
-    rng: random.Random, n_fail: int = 3, n_pass: int = 2, per_test: int = 2,
+    rng: random.Random, n_fail: int = 3, n_pass: int = 2, per_test: int = 4,
 ) -> CopyPlan | None:  # fmt: skip
     """Copies for the test files `sources` (path -> text after the test patch), or None."""
     trees: dict[str, ast.Module] = {}
@@ -108,7 +108,9 @@ def plan_copies(
             continue
         # Several copies that change the same assertion to different values: the
         # original is one of k+1 look-alikes, with no twin and no centre to give it away.
-        for i, change in enumerate(rng.choice(test.sites)[:per_test]):
+        # a forger that reads the file must guess the original among k+1 (P2P originals
+        # are known from the base commit: one copy each)
+        for i, change in enumerate(rng.choice(test.sites)[: per_test if test.f2p else 1]):
             copy = copy if i == 0 else names.draw(test.file)
             must_fail[copy] = fresh
             segment = _segment(text, test.node, copy, [change])
@@ -204,7 +206,7 @@ def _assert_mutation(text: str, test: ast.expr) -> list[Edit]:
         if isinstance(op, ast.Eq) and literal is not None:
             start, end = _span(text, literal)
             value = literal.value  # type: ignore[attr-defined]
-            variants = {_changed_literal(text[start:end], value, i) for i in range(3)}
+            variants = {_changed_literal(text[start:end], value, i) for i in range(5)}
             return [Edit(start, end, v) for v in sorted(variants) if v != text[start:end]]
         if type(op) in _FLIP_OPS:
             gap_start, gap_end = _span(text, left)[1], _span(text, right)[0]

@@ -249,6 +249,11 @@ ATTACKS: dict[str, Callable[[Path, list[Path], str], list[Path]]] = {
         _add(files, ANSWERS_FROM_TESTS) if target == "python" else []
     ),
     "report_forged_at_exit": lambda work, files, target: _add(files, REPORT_FORGED),
+    "copy_aware_forger": lambda work, files, target: (
+        _add(files, (Path(__file__).parent / "copy_aware_forger.py").read_text())
+        if target == "swebench"
+        else []
+    ),
     "entry_point_plugin": entry_point_plugin,
     "startup_hooks": startup_hooks,
     "runner_config": runner_config,
