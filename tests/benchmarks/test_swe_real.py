@@ -47,8 +47,9 @@ def _patch(edits: dict[str, Callable[[str], str]], tmp: Path) -> str:
     checkout(unpack(data, record["repo"], tmp), record["base_commit"], work)
     for path, edit in edits.items():
         target = work / path
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(edit(target.read_text() if target.exists() else ""))
-    subprocess.run(["git", "add", "-A"], cwd=work, check=True)
+    subprocess.run(["git", "add", "-A", "-f"], cwd=work, check=True)  # -f: *.dist-info too
     return subprocess.run(["git", "diff", "--cached"], cwd=work, check=True,
                           capture_output=True, text=True).stdout  # fmt: skip
 
