@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +13,8 @@ from rich.table import Table
 
 from dgm.errors import DgmError, NotFoundError
 
-console = Console()
+# a table as wide as it needs in a log or CI (rich falls back to 80 columns off a terminal)
+console = Console(width=None if sys.stdout.isatty() else 140)
 
 
 def register(app: typer.Typer) -> None:
