@@ -71,7 +71,8 @@ class AuditReport:
 
 
 def target_of(task: Any) -> str:
-    return "swebench" if task.benchmark == "swebench" else str(task.language)
+    """A table column: a Polyglot task's language, else its benchmark's name."""
+    return {"polyglot": str(task.language)}.get(task.benchmark, str(task.benchmark))
 
 
 def verdict_of(outcome: Evaluation) -> str:
