@@ -41,7 +41,7 @@ def audit_judge(
     language (tampered / not resolved / FOOLED) and exits 1 if anything fooled it."""
     from dgm.benchmarks import load_benchmark
     from dgm.benchmarks.task_images import missing_images, pin_images
-    from dgm.loop.audit_judge import CLASSES, FOOLED, audit, target_of, verdict_of
+    from dgm.evaluation.audit_judge import CLASSES, FOOLED, audit, target_of, verdict_of
 
     unknown = sorted(set(attack or []) - set(CLASSES))
     if unknown:

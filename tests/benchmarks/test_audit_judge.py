@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.loop.audit_judge import CLASSES, FOOLED, NOT_RESOLVED, TAMPERED, AuditReport
+from dgm.evaluation.audit_judge import CLASSES, FOOLED, NOT_RESOLVED, TAMPERED, AuditReport
 
 ROOT = Path(__file__).resolve().parents[2]
 MARSHMALLOW = "marshmallow-code__marshmallow-1359"

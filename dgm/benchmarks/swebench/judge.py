@@ -128,7 +128,7 @@ def judge_swebench(
         plan: swe_copy_plan.CopyPlan | None = None
         canaries: swe_guard.Canaries | None = None
         with open_sandbox(spec, backend) as box:
-            prep = box.exec(["/bin/bash", "/stage/prepare.sh"], timeout=task.time_limit_s)
+            prep = box.exec(["/bin/bash", "/stage/prepare.sh"], timeout=task.test_timeout_s)
             if APPLY_FAILED in prep.output or prep.timed_out or prep.exit_code != 0:
                 result, junit = prep, None
             else:
@@ -140,7 +140,7 @@ def judge_swebench(
                                       plan.files if plan else None, plugins)  # fmt: skip
                 (stage / "eval.sh").write_text(script)
                 readable_by_sandbox(stage)
-                result = box.exec(["/bin/bash", "/stage/run.sh"], timeout=task.time_limit_s)
+                result = box.exec(["/bin/bash", "/stage/run.sh"], timeout=task.test_timeout_s)
                 junit = _copy_report(box, report_dir, Path(tmp)) if pytest else None
         log = prep.output + ("" if result is prep else result.output)
         log += "\n>>>>> Tests Timed Out\n" if result.timed_out else ""
@@ -152,7 +152,7 @@ def judge_swebench(
         details["dropped_hunks"] = dropped
     error = verdict.error
     if result.timed_out:
-        error = f"the eval script was killed at the {task.time_limit_s} s limit"
+        error = f"the eval script was killed at the {task.test_timeout_s} s limit"
     elif APPLY_FAILED in log:
         error = "the model patch does not apply"
     seconds = prep.duration_s + (0 if result is prep else result.duration_s)
