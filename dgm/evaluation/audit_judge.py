@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dgm.jobs.evaluate import AgentRef
 from dgm.evaluation.evaluate_agent import evaluate_agent
+from dgm.jobs.evaluate import AgentRef
 from dgm.paths import builtin_agents_dir
 from dgm.store.records import Evaluation
 
