@@ -69,10 +69,11 @@ def test_audit_on_polyglot_python_exercises_is_not_fooled(
 
 @pytest.mark.docker
 def test_audit_on_a_real_swebench_instance_is_not_fooled(tmp_path: Path) -> None:
-    from tests.benchmarks.test_swe_real import DATA, swe_ci  # noqa: F401  (images built)
+    from tests.benchmarks.test_swe_real import DATA
+    from tests.needs import missing
 
     if not (DATA / "instances.jsonl").is_file():
-        pytest.skip(f"no SWE-bench data at {DATA}")
+        missing("swebench", f"no SWE-bench data at {DATA}")
     from dgm.benchmarks.subsets import read_id_file
     from dgm.benchmarks.swebench import images
     from dgm.benchmarks.swebench.data import SweData
