@@ -166,6 +166,10 @@ def show(
                     evidence = " ".join(e.tamper_evidence.split())[:500]
                     typer.secho(f"      the judge's evidence: {evidence}", fg="red")
                 _echo_warnings("  tamper scan of its patch", e.details, indent="      ")
+                if isinstance(again := e.details.get("rejudge"), dict):
+                    why = ", ".join(map(str, again.get("why") or []))
+                    typer.echo(f"      re-judged with extra mutated copies ({why}): "
+                               f"{again.get('outcome')}")  # fmt: skip
         if not no_diff and n.parent_id is not None:
             typer.echo(f"\ndiff against node {n.parent_id}:")
             typer.echo(run.diff(n.id))

@@ -125,6 +125,8 @@ class AgentRunResult:
     trajectory: Path | None
     error: str | None = None
     """Why no usable patch came back (setup failed, diff failed, patch too large)."""
+    out_skipped: tuple[str, ...] = ()
+    """Entries of /out that could not come out (links, special files), each named."""
 
 
 def run_agent(
@@ -188,15 +190,18 @@ def run_agent(
                 patch = ""
             else:
                 patch, error = take_diff(box, request.base_commit)
-            trajectory = _collect_out(box, out_dir)
+            skipped: list[str] = []
+            trajectory = _collect_out(box, out_dir, skipped)
+    notes = "".join(f"\n[dgm] /out: {note}; left out, the rest was kept" for note in skipped)
     return AgentRunResult(
         patch=patch,
         exit_code=run.exit_code,
         timed_out=run.timed_out,
         seconds=run.duration_s,
-        output=run.output,
+        output=run.output + notes,
         trajectory=trajectory,
         error=error,
+        out_skipped=tuple(skipped),
     )
 
 
@@ -218,12 +223,13 @@ def take_diff(box: Any, base_commit: str) -> tuple[str, str | None]:
     return result.output, None
 
 
-def _collect_out(box: Any, out_dir: Path) -> Path | None:
-    """Copy /out back (only regular files and folders come out: see tarsafe) and return
-    the agent's trajectory.json if it wrote one."""
+def _collect_out(box: Any, out_dir: Path, skipped: list[str]) -> Path | None:
+    """Copy /out back (only regular files and folders come out: see tarsafe; a link or
+    special file is left out with a note in `skipped`) and return the agent's
+    trajectory.json if it wrote one."""
     try:
         with tempfile.TemporaryDirectory(prefix="dgm-out-") as tmp:
-            box.copy_out("/out", tmp, max_bytes=OUT_MAX_BYTES)
+            box.copy_out("/out", tmp, max_bytes=OUT_MAX_BYTES, skipped=skipped)
             written = Path(tmp) / "out"
             for item in written.iterdir() if written.is_dir() else []:
                 target = out_dir / item.name
@@ -231,7 +237,8 @@ def _collect_out(box: Any, out_dir: Path) -> Path | None:
                     shutil.move(str(item), target)
             if written.is_dir():
                 _keep_tools(written, out_dir / "tools")
-    except DgmError:
+    except DgmError as exc:
+        skipped.append(f"nothing came out: {exc.message}")
         return None
     trajectory = out_dir / "trajectory.json"
     return trajectory if safefs.is_regular(trajectory) else None

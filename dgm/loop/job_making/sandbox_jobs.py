@@ -65,8 +65,9 @@ class SandboxJobs(JobFactory):
     # -- jobs as data, bound to the gateway ------------------------------------------------
     def eval_job(self, job_id: str, node: int, code: Path, task: str, log_dir: Path) -> EvalJob:
         bench = self.config.benchmark
+        record = self.run.node(node)
         job = EvalJob(
-            agent=AgentRef(str(code), commit=self.run.node(node).commit),
+            agent=AgentRef(str(code), commit=record.commit),
             task=self.tasks[task],
             log_dir=str(log_dir),
             limits=asdict(self.limits),
@@ -76,6 +77,8 @@ class SandboxJobs(JobFactory):
             stage=self.stage_of.get(task, 1),
             run=self.config.name,
             backend=self.backend,
+            # a tamper-scan warning on the node's own diff: its passes are re-judged
+            rejudge=bool(record.meta.get("tamper_warnings")),
         )
         llm = self._bind(job_id, node, task, "solve", log_dir, "llm.jsonl")
         return replace(job, llm=llm)
