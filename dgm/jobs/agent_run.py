@@ -25,6 +25,7 @@ from typing import Any
 
 from dgm import safefs
 from dgm.errors import DgmError, NotFoundError
+from dgm.jobs.sdk_endpoints import PRELUDE, forwarder_mount
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox
 
 PLACEHOLDERS = {
@@ -166,6 +167,7 @@ def run_agent(
         if endpoint is not None and endpoint.socket_path is not None:
             socket_path = Path(endpoint.socket_path)
             mounts.append(Mount(socket_path, str(endpoint.container_socket_path), False))
+            mounts.append(forwarder_mount())
             env.update(endpoint.env)
         _readable(Path(tmp))
         spec = SandboxSpec(
@@ -179,7 +181,7 @@ def run_agent(
         with open_sandbox(spec, backend) as box:
             setup = f"cp -a {source}/. /work/ || {{ echo '{SETUP_FAILED}'; exit 97; }}; "
             run = box.exec(
-                ["/bin/sh", "-c", setup + 'cd /work && exec /bin/sh -c "$DGM_COMMAND"'],
+                ["/bin/sh", "-c", setup + PRELUDE + 'cd /work && exec /bin/sh -c "$DGM_COMMAND"'],
                 timeout=request.timeout_s,
                 env={"DGM_COMMAND": command},
             )
