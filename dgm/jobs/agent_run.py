@@ -27,6 +27,8 @@ from dgm import safefs
 from dgm.errors import DgmError, NotFoundError
 from dgm.jobs.sdk_endpoints import PRELUDE, forwarder_mount
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox
+from dgm.sandbox.agent_env import ENV_MOUNT, ENV_PYTHON, ensure_env
+from dgm.sandbox.env_requirements import environment_of
 
 PLACEHOLDERS = {
     "agent_dir": "/agent",
@@ -52,19 +54,20 @@ class Manifest:
     improve_paths: tuple[str, ...] = ()
     """`[improve] paths`: the files that are the agent's improvement procedure."""
 
-    def command(self, which: str) -> str:
-        """The command `which` with the in-sandbox paths filled in."""
+    def command(self, which: str, python: str = "python3") -> str:
+        """The command `which` with the in-sandbox paths filled in; `{python}` is the
+        agent environment's interpreter (plain python3 for an agent without one)."""
         if which not in self.commands:
             raise DgmError(
                 f"agent {self.name!r} has no `{which}` command in agent.toml",
                 f'add `{which} = "..."` under [commands]',
             )
         try:
-            return self.commands[which].format(**PLACEHOLDERS)
+            return self.commands[which].format(**PLACEHOLDERS, python=python)
         except (KeyError, IndexError, ValueError) as exc:
             raise DgmError(
                 f"agent.toml `{which}` command uses an unknown placeholder {exc}",
-                f"placeholders are: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}",
+                f"placeholders are: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}, {{python}}",
             ) from None
 
 
@@ -113,6 +116,8 @@ class AgentRunRequest:
     labels: dict[str, str] = field(default_factory=dict)
     history: Path | None = None
     """A host folder mounted read-only at /history (`{history_dir}`; the improve command)."""
+    environment_of: Path | None = None
+    """The agent whose `[environment]` to mount (a frozen run: the seed); None: this one."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,8 @@ class AgentRunResult:
     trajectory: Path | None
     error: str | None = None
     """Why no usable patch came back (setup failed, diff failed, patch too large)."""
+    environment: dict[str, Any] | None = None
+    """The agent environment it ran with (key, requirements, resolved wheels), or None."""
 
 
 def run_agent(
@@ -137,7 +144,8 @@ def run_agent(
     """Run the agent's command on its workspace; artefacts of /out land in `out_dir`.
     `endpoint` (a gateway `Endpoint` or an `LLMAccess`) is the job's way to the LLM."""
     manifest = load_manifest(request.agent_dir)
-    command = manifest.command(request.command)
+    agent_env = ensure_env(environment_of(request.environment_of or request.agent_dir))
+    command = manifest.command(request.command, ENV_PYTHON if agent_env else "python3")
     if (request.workspace is None) == (request.workspace_in_image is None):
         raise ValueError("give exactly one of workspace= or workspace_in_image=")
     out_dir = Path(out_dir)
@@ -169,6 +177,9 @@ def run_agent(
             mounts.append(Mount(socket_path, str(endpoint.container_socket_path), False))
             mounts.append(forwarder_mount())
             env.update(endpoint.env)
+        if agent_env is not None:
+            mounts.append(Mount(agent_env.path, ENV_MOUNT, read_only=True))
+            env["DGM_AGENT_PYTHON"] = ENV_PYTHON
         _readable(Path(tmp))
         spec = SandboxSpec(
             image=request.image,
@@ -199,6 +210,7 @@ def run_agent(
         output=run.output,
         trajectory=trajectory,
         error=error,
+        environment=agent_env.describe() if agent_env else None,
     )
 
 
