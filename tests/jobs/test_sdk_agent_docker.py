@@ -22,7 +22,7 @@ pytestmark = pytest.mark.docker
 
 SDK_REQUIREMENTS = "openai==3.57.0\nanthropic==2.15.0\n"
 
-AGENT = r'''
+AGENT = r"""
 import json, socket
 import anthropic, openai
 
@@ -58,7 +58,7 @@ except OSError:
     seen["network"] = "none"
 open("/work/solution.txt", "w").write(seen["anthropic_stream"][0])
 json.dump(seen, open("/out/seen.json", "w"))
-'''
+"""
 
 
 def _script(request: dict, ctx: CallContext) -> dict:
