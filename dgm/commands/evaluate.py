@@ -63,6 +63,10 @@ def eval_command(
         raise DgmError(f"subset {subset!r} of {benchmark} holds no tasks", "choose another")
     with tempfile.TemporaryDirectory(prefix="dgm-eval-agent-") as tmp:
         ref, run_model = resolve_agent(agent, Path(tmp))
+        if not ref.builtin:
+            from dgm.loop.agent_env_prep import prepare_agent_env
+
+            prepare_agent_env(Path(ref.path), console.print)
         missing = missing_images(tasks)  # before any agent runs or any LLM call is paid
         if missing:
             raise NotFoundError("images missing: " + "; ".join(missing), "build them, retry")

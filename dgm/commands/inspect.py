@@ -36,7 +36,10 @@ def init(
     config: Annotated[Path | None, typer.Option(help="A run.toml to start from.")] = None,
 ) -> None:
     """Create a run with the seed agent as its root node."""
+    from dgm.loop.agent_env_prep import prepare_agent_env
+
     cfg = RunConfig.load(config) if config else RunConfig(name=run_dir.name)
+    prepare_agent_env(seed or seed_agent_dir(), typer.echo)
     run = Run.create(run_dir, cfg, seed or seed_agent_dir())
     typer.echo(f"created run {run_dir} (seed node 0, commit {run.node(0).commit[:10]})")
 

@@ -62,6 +62,13 @@ def run(
     budget_usd: Annotated[float | None, typer.Option(help="Dollar cap on LLM spend.")] = None,
     max_hours: Annotated[float | None, typer.Option(help="Wall-clock limit.")] = None,
     seed: Annotated[int | None, typer.Option(help="RNG seed.")] = None,
+    agent: Annotated[
+        Path | None,
+        typer.Option(
+            help="Agent codebase to evolve (a folder with agent.toml; default: dgm's "
+            "seed). With --dry-run, an agent not ours gets the `shell` world."
+        ),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Offline and free: the built-in scripted model.")
     ] = False,
@@ -107,6 +114,7 @@ def run(
     cfg, run_dir = new_run_config(
         base, run_dir, overrides, dry_run=dry_run, dry_run_world=dry_run_world,
         subset_given=subset is not None, config_given=config is not None,
+        third_party_agent=agent is not None,
     )  # fmt: skip
     cfg = cfg.with_price(cfg.llm.model, price)  # kept in run.toml for resume
     created = not run_dir.exists()
@@ -114,7 +122,10 @@ def run(
     try:
         with _locked(run_dir):  # first: a second `dgm run` on a live run names its holder
             preflight(cfg)
-            store = Run.create(run_dir, cfg, seed_agent_dir())
+            from dgm.loop.agent_env_prep import prepare_agent_env
+
+            prepare_agent_env(agent or seed_agent_dir(), typer.echo)
+            store = Run.create(run_dir, cfg, agent or seed_agent_dir())
             typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
             _drive(store)
     finally:
