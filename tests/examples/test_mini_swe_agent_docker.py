@@ -17,6 +17,7 @@ import pytest
 
 from dgm.store import Run
 from tests.conftest import POLYGLOT_DIR
+from tests.needs import image_or_missing
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,12 +32,7 @@ def dgm(*args: str, timeout: int = 1500) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def mini_agent(tmp_path_factory) -> Path:
-    from dgm.sandbox import images
-
-    try:
-        images.resolve("runtime")
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"image runtime is not built: {exc}")
+    image_or_missing("runtime")
     dest = tmp_path_factory.mktemp("agents") / "mini-swe-agent"
     fetch = [sys.executable, str(ROOT / "examples/agents/fetch.py"), "mini-swe-agent", str(dest)]
     fetched = subprocess.run(fetch, capture_output=True, text=True)

@@ -17,6 +17,7 @@ from dgm.gateway import CallContext, Gateway, JobBinding, register_script, short
 from dgm.gateway.exchange_log import read_exchanges
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.workspace_git import git_init
+from tests.needs import image_or_missing
 
 pytestmark = pytest.mark.docker
 
@@ -73,12 +74,7 @@ register_script("sdk-docker", _script)
 
 @pytest.fixture(scope="module")
 def image() -> str:
-    from dgm.sandbox import images
-
-    try:
-        return images.resolve("runtime")
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"image runtime is not built: {exc}")
+    return image_or_missing("runtime")
 
 
 def sdk_agent(root: Path) -> Path:
