@@ -8,7 +8,7 @@ It plays any agent that offers a shell, in whichever way the agent's protocol ha
   fence's name taken from the agent's prompt, e.g. mini-swe-agent's
   ```mswea_bash_command, else ```bash).
 On a task it inspects the workspace, writes the reference solution with shell commands
-(heredocs), then ends the way the prompt says: the submit command it names (e.g.
+(printf), then ends the way the prompt says: the submit command it names (e.g.
 `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`) or, when it names none, a plain reply
 with no command. For self-improvement (role `self_improve`) its real edit is to the
 agent's own prompt: every task placeholder in its templates gets a standing instruction
@@ -32,8 +32,7 @@ IMPROVEMENT = "(Before you finish, run the tests that cover your change.)"
 # Where a prompt template puts the task, in the template languages agents use.
 PLACEHOLDERS = ("{{task}}", "{{ task }}", "{self.problem_statement}", "{problem_statement}",
                 "{{problem_statement}}", "$problem_statement")  # fmt: skip
-EDIT_PROMPTS = f"""python3 - <<'DGM_EDIT'
-import pathlib
+EDIT_PROMPTS_CODE = f"""import pathlib
 marks = {PLACEHOLDERS!r}
 edited = []
 for path in sorted(pathlib.Path(".").rglob("*")):
@@ -48,7 +47,7 @@ for path in sorted(pathlib.Path(".").rglob("*")):
             edited.append(str(path))
             break
 print("edited:", ", ".join(edited) or "no prompt template found")
-DGM_EDIT"""
+"""
 
 
 class ShellWorldScript:
@@ -65,7 +64,8 @@ class ShellWorldScript:
             return self.fallback(request, context)
         data = as_dict(request)
         if role in ("self_improve", "improve"):
-            plan = [LOOK, EDIT_PROMPTS, "git status --short && git diff --stat"]
+            edit = "python3 -c " + _quote(EDIT_PROMPTS_CODE)
+            plan = [LOOK, edit, "git status --short && git diff --stat"]
         else:
             task_id = getattr(binding, "task_id", None)
             task = self.task_lookup(task_id) if task_id else None
@@ -120,15 +120,17 @@ def run(data: dict[str, Any], command: str, why: str) -> dict[str, Any]:
 
 
 def write_files_command(files: dict[str, str]) -> str:
-    """One shell command writing every file with a quoted heredoc (no expansion)."""
+    """One shell command writing every file with `printf` of a single-quoted string: no
+    heredoc, because some shell tools append their own text to the command's last line
+    (DGM's bash tool adds `; echo '<<exit>>'`), which would swallow a heredoc's end."""
     if not files:
         return "echo 'no reference solution is known for this task'"
     parts = []
     for path, text in files.items():
-        end = "DGM_EOF"
-        while end in text:
-            end += "_"
         folder = path.rsplit("/", 1)[0] if "/" in path else "."
-        body = text if text.endswith("\n") else text + "\n"
-        parts.append(f"mkdir -p '{folder}' && cat > '{path}' <<'{end}'\n{body}{end}")
-    return "\n".join(parts)
+        parts.append(f"mkdir -p {_quote(folder)} && printf '%s' {_quote(text)} > {_quote(path)}")
+    return " && ".join(parts)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"

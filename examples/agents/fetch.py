@@ -48,7 +48,20 @@ def fetch(name: str, dest: Path) -> Path:
         shutil.copytree(DGM_INITIAL, dest, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns(".git", "__pycache__"))  # fmt: skip
         shutil.copy(example / "requirements.txt", dest / "requirements.txt")  # ours, pinned
+        set_model(dest / "llm_withtools.py")
     return dest
+
+
+BEDROCK_MODEL = "CLAUDE_MODEL = 'bedrock/us.anthropic.claude-3-5-sonnet-20241022-v2:0'"
+USER_MODEL = "CLAUDE_MODEL = 'claude-3-5-sonnet-20241022'"
+
+
+def set_model(source: Path) -> None:
+    """What a user of DGM's agent must set: a model its plain Anthropic client serves."""
+    text = source.read_text()
+    if BEDROCK_MODEL not in text:
+        raise SystemExit(f"{source} does not set {BEDROCK_MODEL!r}: has DGM's agent changed?")
+    source.write_text(text.replace(BEDROCK_MODEL, USER_MODEL))
 
 
 if __name__ == "__main__":
