@@ -28,7 +28,7 @@ from dgm.errors import DgmError, NotFoundError
 from dgm.jobs.sdk_endpoints import PRELUDE, forwarder_mount
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox
 from dgm.sandbox.agent_env import ENV_MOUNT, ENV_PYTHON, ensure_env
-from dgm.sandbox.env_requirements import environment_of
+from dgm.sandbox.env_requirements import EnvironmentSpec, environment_of
 
 PLACEHOLDERS = {
     "agent_dir": "/agent",
@@ -116,8 +116,8 @@ class AgentRunRequest:
     labels: dict[str, str] = field(default_factory=dict)
     history: Path | None = None
     """A host folder mounted read-only at /history (`{history_dir}`; the improve command)."""
-    environment_of: Path | None = None
-    """The agent whose `[environment]` to mount (a frozen run: the seed); None: this one."""
+    environment: EnvironmentSpec | None = None
+    """The environment to mount (a frozen run: the seed's); None: the agent's own."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,8 @@ def run_agent(
     """Run the agent's command on its workspace; artefacts of /out land in `out_dir`.
     `endpoint` (a gateway `Endpoint` or an `LLMAccess`) is the job's way to the LLM."""
     manifest = load_manifest(request.agent_dir)
-    agent_env = ensure_env(environment_of(request.environment_of or request.agent_dir))
+    spec = request.environment or environment_of(request.agent_dir)
+    agent_env = ensure_env(spec)
     command = manifest.command(request.command, ENV_PYTHON if agent_env else "python3")
     if (request.workspace is None) == (request.workspace_in_image is None):
         raise ValueError("give exactly one of workspace= or workspace_in_image=")

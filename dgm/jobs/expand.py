@@ -31,7 +31,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from dgm.errors import DgmError
 from dgm.gateway import BudgetRefused, LLMCallError
+from dgm.jobs.agent_env_change import environment_change, spec_of
 from dgm.jobs.agent_run import AgentRunRequest, AgentRunResult, run_agent
 from dgm.jobs.diagnose import (
     SPECIAL_STATEMENTS,
@@ -72,6 +74,8 @@ class ExpandSettings:
     backend: str = "docker"
     mode: str = "dgm"
     """`[self_improve] mode`: `agent` runs the parent's own `improve` command (improve_agent.py)."""
+    environment: dict[str, Any] | None = None
+    """A frozen run's seed environment (`[environment] frozen`), used by every agent run."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,6 +149,8 @@ class ExpandResult:
     improve_changed: bool = False
     """The diff changes the improvement procedure (an `[improve] paths` file, or the
     `improve` command line): the meta level evolved (improve_agent.improve_changed)."""
+    environment_change: str | None = None
+    """The child's agent environment differs from its parent's: how (agent_env_change.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -220,6 +226,7 @@ def make_child(
     git_apply(workspace, agent.patch)
     child = workspace
     changed = improve_changed(Path(job.parent_code), child, agent.patch)
+    env_change = None if settings.environment else environment_change(Path(job.parent_code), child)
     links = escaping_links(child)
     if links:  # refused, never committed: checking the node out would point outside
         shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
@@ -228,8 +235,9 @@ def make_child(
         passed, output = _smoke(child, log_dir, labels, settings)
         if not passed:
             return done("smoke_failed", diff=agent.patch, improve_changed=changed,
-                        reason=f"the child's smoke test failed: {output[-1500:]}")  # fmt: skip
-    return done("ok", diff=agent.patch, improve_changed=changed)
+                        reason=f"the child's smoke test failed: {output[-1500:]}",
+                        environment_change=env_change)  # fmt: skip
+    return done("ok", diff=agent.patch, improve_changed=changed, environment_change=env_change)
 
 
 def _diagnose(job: ExpandJob) -> dict[str, str]:
@@ -276,6 +284,7 @@ def self_edit_request(
         limits=settings.limits,
         workspace=workspace,
         labels={LABEL_RUN: settings.run, LABEL_JOB: job.job_id},
+        environment=spec_of(settings.environment),
         **extra,
     )
 
@@ -294,8 +303,12 @@ def _smoke(
         workspace=child,
         command="smoke",
         labels=labels,
+        environment=spec_of(settings.environment),
     )
-    result = run_agent(request, log_dir / "smoke-out", None, settings.backend)
+    try:
+        result = run_agent(request, log_dir / "smoke-out", None, settings.backend)
+    except DgmError as exc:  # the child named requirements that cannot be had
+        return False, f"the child's agent environment cannot be built: {exc.message} ({exc.hint})"
     (log_dir / "smoke_output.txt").write_text(result.output)
     return result.exit_code == 0 and not result.timed_out, result.output
 
@@ -311,11 +324,12 @@ def _finish(
     procedure: str = "dgm",
     improve_changed: bool = False,
     harvested: list[str] | None = None,
+    environment_change: str | None = None,
 ) -> ExpandResult:
     result = ExpandResult(
         status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
         scan_diff(diff, role="agent"), procedure=procedure, improve_changed=improve_changed,
-        harvested_tools=list(harvested or []),
+        harvested_tools=list(harvested or []), environment_change=environment_change,
     )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result
