@@ -35,8 +35,12 @@ def eval_command(
     ] = "polyglot",
     data: Annotated[str | None, typer.Option(help="Benchmark checkout or data file.")] = None,
     subset: Annotated[
-        str, typer.Option(help="small, medium, full, a language, or @ids.txt")
-    ] = "small",
+        str | None,
+        typer.Option(
+            help="small, medium, full, a language, or @ids.txt (default: small; "
+            "with --data, every instance the data holds)"
+        ),
+    ] = None,
     llm: Annotated[str | None, typer.Option("--llm", help="Model for the agent.")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Tasks evaluated at once.")] = 1,
     out: Annotated[Path | None, typer.Option(help="Results folder.")] = None,
@@ -58,6 +62,10 @@ def eval_command(
 
     if executor not in EXECUTORS:
         raise DgmError(f"unknown executor {executor!r}", f"use one of: {', '.join(EXECUTORS)}")
+    if subset is None:
+        subset = "full" if data else "small"
+        if data:
+            console.print(f"--data without --subset: every instance {data} holds")
     tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
     if not tasks:
         raise DgmError(f"subset {subset!r} of {benchmark} holds no tasks", "choose another")

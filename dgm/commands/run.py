@@ -127,6 +127,8 @@ def run(
             prepare_agent_env(agent or seed_agent_dir(), typer.echo)
             store = Run.create(run_dir, cfg, agent or seed_agent_dir())
             typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
+            if data and subset is None and config is None:
+                typer.echo(f"--data without --subset: every instance {data} holds")
             _drive(store)
     finally:
         if created and [p.name for p in run_dir.iterdir()] == [LOCK_FILE]:

@@ -59,6 +59,9 @@ def new_run_config(
                   "limits.budget_usd", "limits.max_hours")  # fmt: skip
         if not any(overrides.get(k) for k in limits) and not base.limits.max_evals:
             overrides["limits.max_evals"] = DRY_RUN_MAX_EVALS
+    if overrides.get("benchmark.data") and not subset_given and not config_given:
+        # The default subsets name the shipped data's instances: own data means its own.
+        overrides["benchmark.subset"] = "full"
     return base.with_overrides(overrides), run_dir
 
 
