@@ -1,7 +1,8 @@
 """Standard SDK endpoints inside a sandbox: the job's gateway access as plain HTTP on the
 container's loopback, announced the way the official SDKs and litellm read it.
 
-The agent's command runs after `PRELUDE`, which (when the job has a gateway socket)
+The agent's command runs after `PRELUDE`, which puts the agent environment's Debian
+packages (`[environment] apt`) first on PATH and (when the job has a gateway socket)
 starts `llm_forward_script.py` on 127.0.0.1:LOOPBACK_PORT and exports:
 
 | variable | value |
@@ -20,12 +21,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from dgm.sandbox import Mount
+from dgm.sandbox.agent_env import ENV_MOUNT
+from dgm.sandbox.env_debs import APT_BIN_DIRS
 
 LOOPBACK_PORT = 41100
 FORWARD_SCRIPT = "/run/dgm/llm_forward.py"
 _READY = "/tmp/.dgm-llm-ready"
 
 PRELUDE = f"""
+for d in {" ".join(f"{ENV_MOUNT}/{d}" for d in APT_BIN_DIRS)}; do
+  [ -d "$d" ] && PATH="$d:$PATH"
+done
+export PATH
 if [ -n "${{DGM_LLM_URL:-}}" ]; then
   case "$DGM_LLM_URL" in
     unix://*)

@@ -10,7 +10,10 @@ How it is built, without trusting the agent (env_requirements.py checks the line
 3. a venv skeleton around them (`pyvenv.cfg`, `bin/python` -> the image's /usr/bin/python3),
    so `{python}` = /opt/dgm-agent-env/bin/python sees the agent's packages and nothing of
    the task's own environment (SWE-bench's /testbed venv stays untouched, and the agent's
-   packages never leak into the task's Python).
+   packages never leak into the task's Python);
+4. `apt = [...]`: the named Debian packages, fetched by the host's `apt-get download` and
+   unpacked with `dpkg-deb -x` (no maintainer script runs) under `apt/`, whose bin folders
+   the agent's PATH gets first (env_debs.py).
 The result lives in `<env root>/<key>/` with `env.json` (requirements, resolved wheels
 with sha256); an unchanged environment is found by its key and reused at once.
 """
@@ -34,11 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from dgm.errors import DgmError
+from dgm.sandbox.env_debs import unpack_debs
 from dgm.sandbox.env_requirements import EnvironmentSpec
 
 ENV_MOUNT = "/opt/dgm-agent-env"
 ENV_PYTHON = f"{ENV_MOUNT}/bin/python"
-ENV_FORMAT = "dgm-agent-env/1"
+ENV_FORMAT = "dgm-agent-env/2"  # 2: executable bits kept (apt binaries)
 SANDBOX_PYTHON = "3.11"
 """The python3 of dgm/runtime (Debian bookworm), under every task image."""
 PIP_TIMEOUT_S = 1800
@@ -108,12 +112,6 @@ def ensure_env(
     None for an agent that declares none. Raises `DgmError` naming what cannot be had."""
     if spec.empty:
         return None
-    if spec.apt:
-        raise DgmError(
-            f"[environment] apt = {list(spec.apt)}: Debian packages for agents are not "
-            "supported yet",
-            "use pip requirements, or add the package to a task image recipe in containers/",
-        )
     root = root or env_root()
     found = find_env(spec, root)
     if found is not None:
@@ -134,27 +132,34 @@ def _build(spec: EnvironmentSpec, key: str, root: Path, progress: Progress) -> A
     try:
         wheels, target = staging / "wheels", staging / "env"
         site = target / "lib" / f"python{SANDBOX_PYTHON}" / "site-packages"
-        (staging / "requirements.txt").write_text("\n".join(spec.requirements) + "\n")
-        progress(f"environment {key}: fetching binary wheels for {len(spec.requirements)} "
-                 f"requirement(s) (Python {SANDBOX_PYTHON}, {_machine()})")  # fmt: skip
-        _pip(["download", "--dest", str(wheels), "-r", str(staging / "requirements.txt")])
-        files = sorted(wheels.glob("*.whl"))
-        size = sum(f.stat().st_size for f in files) / 2**20
-        progress(f"environment {key}: unpacking {len(files)} wheels ({size:.1f} MiB)")
-        _pip(["install", "--no-deps", "--no-index", "--no-compile", "--target", str(site),
-              *map(str, files)])  # fmt: skip
-        shutil.rmtree(site / "bin", ignore_errors=True)  # scripts with the host's shebang
+        files: list[Path] = []
+        if spec.requirements:
+            (staging / "requirements.txt").write_text("\n".join(spec.requirements) + "\n")
+            progress(f"environment {key}: fetching binary wheels for {len(spec.requirements)} "
+                     f"requirement(s) (Python {SANDBOX_PYTHON}, {_machine()})")  # fmt: skip
+            _pip(["download", "--dest", str(wheels), "-r", str(staging / "requirements.txt")])
+            files = sorted(wheels.glob("*.whl"))
+            size = sum(f.stat().st_size for f in files) / 2**20
+            progress(f"environment {key}: unpacking {len(files)} wheels ({size:.1f} MiB)")
+            _pip(["install", "--no-deps", "--no-index", "--no-compile", "--target", str(site),
+                  *map(str, files)])  # fmt: skip
+            shutil.rmtree(site / "bin", ignore_errors=True)  # scripts with the host's shebang
+        site.mkdir(parents=True, exist_ok=True)
         _venv_skeleton(target)
         resolved = tuple(_wheel_record(f) for f in files)
+        if spec.apt:
+            progress(f"environment {key}: fetching Debian packages {', '.join(spec.apt)}")
+            resolved += tuple(unpack_debs(spec.apt, staging / "debs", target / "apt"))
         seconds = time.monotonic() - started
         record = {"format": ENV_FORMAT, "key": key, "python": SANDBOX_PYTHON,
                   "requirements": list(spec.requirements), "apt": list(spec.apt),
                   "resolved": list(resolved), "build_s": round(seconds, 1),
                   "size_mib": round(_size(target) / 2**20, 1), "built_at": time.time()}  # fmt: skip
         (target / "env.json").write_text(json.dumps(record, indent=2))
-        for path in [target, *target.rglob("*")]:  # readable by the sandbox's uid
+        for path in [target, *target.rglob("*")]:  # readable by the sandbox's uid, read-only
             if not path.is_symlink():
-                path.chmod(0o755 if path.is_dir() else 0o644)
+                runnable = path.is_dir() or path.stat().st_mode & 0o111
+                path.chmod(0o755 if runnable else 0o644)
         os.replace(target, root / key)
         progress(f"environment {key}: ready in {seconds:.1f}s")
         return AgentEnv(key, root / key, spec, resolved, seconds)

@@ -116,3 +116,32 @@ def test_a_build_script_never_runs_on_the_host(tmp_path, monkeypatch):
         ensure_env(EnvironmentSpec(("evilpkg==1.0",)), root=tmp_path / "envs")
     assert not marker.exists()
     assert list_envs(tmp_path / "envs") == []
+
+
+@pytest.mark.docker
+def test_debian_packages_reach_the_agents_path(tmp_path, monkeypatch):
+    """`apt = ["ripgrep"]`: unpacked on the host (no maintainer script), on PATH inside."""
+    from dgm.jobs.agent_run import AgentRunRequest, run_agent
+    from dgm.workspace_git import git_init
+    from tests.needs import image_or_missing
+
+    image = image_or_missing("runtime")
+    monkeypatch.setenv("DGM_AGENT_ENV_DIR", str(tmp_path / "envs"))
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.toml").write_text(
+        "[commands]\nsolve = \"sh -c 'rg --version > /out/rg.txt'\"\n"
+        '[environment]\napt = ["ripgrep"]\n'
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    base = git_init(work)
+    try:
+        result = run_agent(AgentRunRequest(agent, image, {"id": "t"}, base, 120, workspace=work),
+                           tmp_path / "out")  # fmt: skip
+    except DgmError as exc:
+        if "cannot be fetched" in exc.message:
+            pytest.skip(f"no Debian mirror reachable: {exc.message}")
+        raise
+    assert (tmp_path / "out" / "rg.txt").read_text().startswith("ripgrep"), result.output
+    assert result.environment and result.environment["resolved"][0]["name"] == "apt:ripgrep"
