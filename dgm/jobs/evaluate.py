@@ -146,6 +146,8 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
         agent = run_agent(request, log_dir / "out", endpoint, backend)
     (log_dir / "patch.diff").write_text(agent.patch)
     (log_dir / "agent_output.txt").write_text(agent.output)
+    if agent.environment is not None:  # what the agent ran with: requirements, wheel hashes
+        (log_dir / "environment.json").write_text(json.dumps(agent.environment, indent=2))
     if agent.trajectory is not None:
         shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
     verdict, test_output = benchmark.judge(task, agent.patch, limits, backend, labels)

@@ -310,6 +310,8 @@ def _smoke(
     except DgmError as exc:  # the child named requirements that cannot be had
         return False, f"the child's agent environment cannot be built: {exc.message} ({exc.hint})"
     (log_dir / "smoke_output.txt").write_text(result.output)
+    if result.environment is not None:  # the child's environment: requirements, wheel hashes
+        (log_dir / "environment.json").write_text(json.dumps(result.environment, indent=2))
     return result.exit_code == 0 and not result.timed_out, result.output
 
 

@@ -66,6 +66,8 @@ def test_resolves_a_polyglot_task_through_its_own_client(agent, tmp_path):
     assert all(c["error"] is None and c["task_id"] == TASK for c in calls)
     trajectory = (out / "logs" / TASK / "out" / AGENTS[name][0]).read_text()  # its own record
     assert "beer_song.py" in trajectory
+    environment = json.loads((out / "logs" / TASK / "environment.json").read_text())
+    assert all(len(wheel["sha256"]) == 64 for wheel in environment["resolved"])
 
 
 def test_grows_a_child_that_edits_its_own_prompt(agent, tmp_path):
