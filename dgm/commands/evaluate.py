@@ -42,6 +42,14 @@ def eval_command(
         ),
     ] = None,
     llm: Annotated[str | None, typer.Option("--llm", help="Model for the agent.")] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Offline and free: a scripted model plays the LLM "
+            "(scripted/capability for dgm's seed, scripted/shell for any other agent).",
+        ),
+    ] = False,
     workers: Annotated[int, typer.Option(min=1, help="Tasks evaluated at once.")] = 1,
     out: Annotated[Path | None, typer.Option(help="Results folder.")] = None,
     agent_timeout: Annotated[int, typer.Option(min=1, help="Agent seconds per task.")] = 600,
@@ -81,6 +89,12 @@ def eval_command(
         tasks = pin_images(tasks)
         out = out or Path("eval-results") / time.strftime("%Y%m%d-%H%M%S")
         out.mkdir(parents=True, exist_ok=True)
+        if dry_run and llm is None and not ref.builtin:
+            from dgm.paths import seed_agent_dir
+
+            ours = Path(ref.path).resolve() == seed_agent_dir().resolve()
+            llm = "scripted/capability" if ours else "scripted/shell"
+            console.print(f"dry run: {llm} plays the model")
         model = None if ref.builtin else (llm or run_model)
         if model is None and not ref.builtin:
             raise DgmError(

@@ -54,11 +54,12 @@ def agent(request, tmp_path_factory) -> tuple[str, Path]:
 def test_resolves_a_polyglot_task_through_its_own_client(agent, tmp_path):
     name, folder = agent
     out = tmp_path / "eval"
-    result = dgm("eval", str(folder), "--subset", TASK, "--llm", "scripted/shell",
+    result = dgm("eval", str(folder), "--subset", TASK, "--dry-run",
                  "--out", str(out), "--agent-timeout", "600")  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "total        1/1" in result.stdout, result.stdout[-3000:]
     assert "agent environment" in result.stdout  # said what it builds or reuses
+    assert "dry run: scripted/shell plays the model" in result.stdout
     log = out / "logs" / TASK / "llm.jsonl"  # the gateway's log of this job's calls
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(calls) == 4  # look, write, check, then submit or a plain reply
