@@ -23,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import platform
 import re
@@ -48,6 +49,7 @@ SANDBOX_PYTHON = "3.11"
 PIP_TIMEOUT_S = 1800
 
 Progress = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def ensure_env(
         found = find_env(spec, root)
         if found is not None:
             return found
-        return _build(spec, key, root, progress or (lambda line: None))
+        return _build(spec, key, root, progress or log.info)  # a job's build: the run's log
 
 
 def _build(spec: EnvironmentSpec, key: str, root: Path, progress: Progress) -> AgentEnv:
