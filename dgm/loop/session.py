@@ -59,10 +59,27 @@ def new_run_config(
                   "limits.budget_usd", "limits.max_hours")  # fmt: skip
         if not any(overrides.get(k) for k in limits) and not base.limits.max_evals:
             overrides["limits.max_evals"] = DRY_RUN_MAX_EVALS
-    if overrides.get("benchmark.data") and not subset_given and not config_given:
-        # The default subsets name the shipped data's instances: own data means its own.
-        overrides["benchmark.subset"] = "full"
+    data = overrides.get("benchmark.data")
+    if data and not subset_given and not config_given:
+        # The default subsets name the shipped data's instances: own data means its own
+        # (a dry run keeps its tasks where the data holds them all).
+        bench = str(overrides.get("benchmark.name") or base.benchmark.name)
+        overrides["benchmark.subset"] = _subset_for_data(bench, str(data), overrides.get(
+            "benchmark.subset") if dry_run else None)  # fmt: skip
     return base.with_overrides(overrides), run_dir
+
+
+def _subset_for_data(benchmark: str, data: str, wanted: str | None) -> str:
+    """`wanted` if the data holds all its tasks, else `full` (every instance it holds)."""
+    if wanted is None:
+        return "full"
+    from dgm.benchmarks import load_benchmark
+
+    try:
+        load_benchmark(benchmark, data, 300).tasks(wanted)
+    except DgmError:
+        return "full"
+    return wanted
 
 
 def sweep_orphans() -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,14 @@ def test_eval_on_own_polyglot_data_without_subset(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "--data without --subset: every instance" in done.stdout
     assert "total        2/2" in done.stdout
+
+
+def test_a_dry_run_keeps_its_tasks_where_the_data_holds_them():
+    from tests.conftest import SHARED
+
+    data = SHARED / "swe-bench"
+    if not (data / "instances.jsonl").is_file():
+        pytest.skip("no SWE-bench data")
+    cfg, _ = new_run_config(RunConfig(), Path("/tmp/x"), {"benchmark.name": "swebench",
+                            "benchmark.data": str(data)}, dry_run=True)  # fmt: skip
+    assert cfg.benchmark.subset.endswith("swe_dry_run.txt")

@@ -5,8 +5,8 @@ the model name a user sets (examples/agents/):
   tool and its `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT` ending;
 - DGM's initial coding agent: the official `anthropic` SDK through ANTHROPIC_BASE_URL
   (the Messages API); the world plays its `bash` tool and ends with a plain reply.
-Each gets its environment from binary wheels, resolves a Polyglot task (`dgm eval`,
-judged by the hidden tests) and grows a child whose diff edits its own prompt
+Each gets its environment from binary wheels, resolves a Polyglot task and a SWE-bench CI
+instance (`dgm eval --dry-run`, judged by the hidden tests) and grows a child whose diff edits its own prompt
 (`dgm run --agent ... --dry-run`); the gateway's log holds each job's calls."""
 
 from __future__ import annotations
@@ -20,12 +20,13 @@ from pathlib import Path
 import pytest
 
 from dgm.store import Run
-from tests.conftest import POLYGLOT_DIR
-from tests.needs import image_or_missing
+from tests.conftest import POLYGLOT_DIR, SHARED
+from tests.needs import image_or_missing, missing
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 TASK = "python__beer-song"
+SWE_TASK = "marshmallow-code__marshmallow-1359"  # eval/subsets/swe_ci.txt
 
 
 def dgm(*args: str, timeout: int = 1500) -> subprocess.CompletedProcess[str]:
@@ -69,6 +70,21 @@ def test_resolves_a_polyglot_task_through_its_own_client(agent, tmp_path):
     assert "beer_song.py" in trajectory
     environment = json.loads((out / "logs" / TASK / "environment.json").read_text())
     assert all(len(wheel["sha256"]) == 64 for wheel in environment["resolved"])
+
+
+def test_resolves_a_swebench_ci_instance(agent, tmp_path):
+    name, folder = agent
+    data = SHARED / "swe-bench"
+    if not (data / "instances.jsonl").is_file():
+        missing("swebench", f"no SWE-bench data at {data}")
+    result = dgm("eval", str(folder), "--benchmark", "swebench", "--data", str(data),
+                 "--subset", SWE_TASK, "--dry-run", "--out", str(tmp_path / "eval"))  # fmt: skip
+    if "images missing" in result.stderr:
+        missing("swebench", result.stderr.strip()[-300:])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "total        1/1" in result.stdout, result.stdout[-3000:]
+    log = tmp_path / "eval" / "logs" / SWE_TASK / "llm.jsonl"
+    assert len(log.read_text().splitlines()) >= 3
 
 
 def test_grows_a_child_that_edits_its_own_prompt(agent, tmp_path):
