@@ -6,8 +6,9 @@ the model name a user sets (examples/agents/):
 - DGM's initial coding agent: the official `anthropic` SDK through ANTHROPIC_BASE_URL
   (the Messages API); the world plays its `bash` tool and ends with a plain reply.
 Each gets its environment from binary wheels, resolves a Polyglot task and a SWE-bench CI
-instance (`dgm eval --dry-run`, judged by the hidden tests) and grows a child whose diff edits its own prompt
-(`dgm run --agent ... --dry-run`); the gateway's log holds each job's calls."""
+instance (`dgm eval --dry-run`, judged by the hidden tests) and grows a child whose diff
+edits its own prompt (`dgm run --agent ... --dry-run`); the gateway's log holds each job's
+calls."""
 
 from __future__ import annotations
 
