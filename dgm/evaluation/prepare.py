@@ -40,10 +40,12 @@ def start_gateway(
 ) -> Any:
     """A started gateway for `dgm eval`'s agent (the dry run's scripted model registered
     when that is the model); `price` ($/Mtok in, out) for a model the table lacks."""
-    from dgm.gateway import Gateway
+    from dgm.gateway import Gateway, GatewaySettings
     from dgm.scripted.worlds import is_world_model, register
 
     if is_world_model(model):  # a dry run's scripted model
         register(task_lookup)
     prices = {model: price} if price else None
-    return Gateway(model, run="eval", log_dir=out / "logs", port=None, prices=prices).start()
+    return Gateway(
+        GatewaySettings(model, run="eval", log_dir=out / "logs", port=None, prices=prices)
+    ).start()

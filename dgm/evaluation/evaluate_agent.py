@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dgm.executors import Evaluated, Outcome, Work, make_executor
 from dgm.jobs import run_job
 from dgm.jobs.evaluate import AgentRef, EvalJob, usage_of, with_usage
 from dgm.jobs.llm_access import LLMAccess
-from dgm.loop.executors import Evaluated, Outcome, Work, make_executor
 from dgm.loop.scheduler import Scheduler
 from dgm.store.records import Evaluation, Score
 from dgm.strategies import ROOT, Evaluate, NodeId, SearchState, TaskPlan
