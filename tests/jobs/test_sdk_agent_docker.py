@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from dgm.config import JobBudget
-from dgm.gateway import CallContext, Gateway, JobBinding, register_script, short_socket_path
+from dgm.gateway import (
+    CallContext,
+    Gateway,
+    GatewaySettings,
+    JobBinding,
+    register_script,
+    short_socket_path,
+)
 from dgm.gateway.exchange_log import read_exchanges
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.workspace_git import git_init
@@ -94,7 +101,9 @@ def test_unmodified_sdks_reach_the_gateway_from_a_sandbox(tmp_path, image):
     work.mkdir()
     (work / "README").write_text("task\n")
     base = git_init(work)
-    with Gateway("scripted/sdk-docker", run="sdk", log_dir=tmp_path / "logs", port=None) as gw:
+    logs = tmp_path / "logs"
+    settings = GatewaySettings("scripted/sdk-docker", run="sdk", log_dir=logs, port=None)
+    with Gateway(settings) as gw:
         ep = gw.bind_job(JobBinding("sdk", "job-1", node_id=0, task_id="t"),
                          JobBudget(max_calls=4), short_socket_path("job-1"))  # fmt: skip
         request = AgentRunRequest(agent, image, {"id": "t"}, base, 300, workspace=work)
