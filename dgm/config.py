@@ -96,6 +96,12 @@ class SandboxConfig(Section):
         return value
 
 
+class EnvironmentConfig(Section):
+    frozen: bool = False
+    """Every node runs with the seed's agent environment (`[environment]` of its agent.toml),
+    whatever a child writes in its own requirements."""
+
+
 class BenchmarkConfig(Section):
     name: Literal["polyglot", "swebench"] = "polyglot"
     data: str | None = None
@@ -261,6 +267,7 @@ class RunConfig(Section):
     workers: int = Field(default=2, gt=0)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     benchmark: BenchmarkConfig = Field(default_factory=BenchmarkConfig)
     strategy: StrategyConfig = Field(default_factory=StrategyConfig)
     expand: ExpandConfig = Field(default_factory=ExpandConfig)

@@ -30,6 +30,7 @@ from typing import Any
 
 from dgm.benchmarks.registry import benchmark_of
 from dgm.benchmarks.task import Task, Verdict
+from dgm.jobs.agent_env_change import spec_of
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
 from dgm.jobs.tamper_scan import scan_diff
@@ -70,6 +71,8 @@ class EvalJob:
     run: str = ""
     llm: LLMAccess | None = None
     """How the agent reaches the LLM (bound by the caller); None for agents that call none."""
+    environment: dict[str, Any] | None = None
+    """A frozen run's seed environment (`[environment] frozen`); None: the agent's own."""
     backend: str = "docker"
     rejudge: bool = False
     """The node's own diff carries a tamper-scan warning: every pass is judged a second
@@ -87,6 +90,8 @@ class EvalJob:
             inputs.pop(key)
         if not self.rejudge:  # job ids (hashed from this) stay what they were before
             inputs.pop("rejudge")
+        if inputs["environment"] is None:  # ids of runs from before environments stay
+            inputs.pop("environment")
         digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
         return f"eval-{digest[:20]}"
 
@@ -140,11 +145,14 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
             workspace_in_image=None if base else task.workspace_in_image,
             task_extras=extras,
             labels=labels,
+            environment=spec_of(job.environment),
         )
         endpoint = job.llm if job.agent.builtin is None else None
         agent = run_agent(request, log_dir / "out", endpoint, backend)
     (log_dir / "patch.diff").write_text(agent.patch)
     (log_dir / "agent_output.txt").write_text(agent.output)
+    if agent.environment is not None:  # what the agent ran with: requirements, wheel hashes
+        (log_dir / "environment.json").write_text(json.dumps(agent.environment, indent=2))
     if agent.trajectory is not None:
         shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
     verdict, test_output = benchmark.judge(task, agent.patch, limits, backend, labels)
