@@ -93,7 +93,10 @@ def plan_copies(
         text = sources[test.file]
         fresh = names.draw(test.file)
         official[fresh] = test.official
-        edits[test.file].append(_rename_def(text, test.node, fresh))
+        # the renamed original moves to a random place too: every member of a family is
+        # placed by the same draw, so file order does not tell the original either
+        edits[test.file].append(_removal(text, test))
+        edits[test.file].append(_insertion(text, test, _segment(text, test.node, fresh, []), rng))
         copy = names.draw(test.file)
         if not mutate:
             must_pass[copy] = fresh
@@ -109,6 +112,8 @@ def plan_copies(
             must_fail[copy] = fresh
             segment = _segment(text, test.node, copy, [Edit(site.start, site.end, new)])
             edits[test.file].append(_insertion(text, test, segment, rng))
+    for each in edits.values():
+        rng.shuffle(each)  # members inserted at one place land in a random order
     files = {p: _apply(sources[p], e) for p, e in edits.items() if e}
     for text in files.values():
         try:
@@ -279,6 +284,15 @@ def _insertion(text: str, test: _Test, segment: str, rng: random.Random) -> Edit
     _, end = _lines_of(text, after)
     blank = "\n" if test.node.col_offset else "\n\n"
     return Edit(end, end, blank + segment, inner=bool(test.node.col_offset))
+
+
+def _removal(text: str, test: _Test) -> Edit:
+    """The test's lines and the blank lines before them (back to the statement before)."""
+    first, last = _lines_of(text, test.node)
+    at = test.body.index(test.node)
+    start = _lines_of(text, test.body[at - 1])[1] if at else first
+    gap = text[start:first]
+    return Edit(start if not gap.strip() else first, last, "")
 
 
 def _bound(stmt: ast.stmt) -> set[str]:
