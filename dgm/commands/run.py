@@ -228,11 +228,13 @@ class Progress:
             self.live.start()
 
     def update(self, loop: MetaLoop, completion: Completion | None) -> None:
-        line = self.status.update(loop)
+        line = self.status.update(loop, finished=completion is not None)
         if self.live is not None:
             self.live.update(line)
         elif completion is not None:
             typer.echo(f"{time.strftime('%H:%M:%S')} {describe(completion)} | {line}")
+        else:  # a breaker opened, probed or closed
+            typer.echo(f"{time.strftime('%H:%M:%S')} {line}")
 
     def close(self) -> None:
         if self.live is not None:

@@ -22,15 +22,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dgm.errors import DgmError
+from dgm.errors import DgmError, InfrastructureFailure
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.jobs.group import group_experience_from_run
-from dgm.loop.executors import Outcome, Work
+from dgm.loop.executors import ExpansionFailed, Outcome, Work
+from dgm.loop.failures import infrastructure_of
 from dgm.loop.harvest_tools import harvest_target
 from dgm.loop.history import budget_left, write_history
 from dgm.loop.job_factory import JobFactory
 from dgm.loop.recording import Recorder, describe_error
-from dgm.store import Run
+from dgm.store import Evaluation, Run
 from dgm.strategies import Evaluate, Expand, NodeId, SearchState
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,9 @@ class ActionJobs:
         """The id of the job `make` built last (the job order names it)."""
         self.elapsed_s: Callable[[], float] | None = None
         """The run's wall-clock time so far (all sessions), for the history's budget."""
+        self.breakers: Any = None
+        """The loop's circuit breakers (breakers.py): told of every outage and recovery."""
+        self._spent: dict[str, float] = {}
 
     def resume(self, action: Expand | Evaluate, job_id: str) -> None:
         """Let the next job for `action` reuse `job_id` (it was in flight at a crash)."""
@@ -96,7 +100,9 @@ class ActionJobs:
                 job = factory.eval_job(job_id, action.node, code, action.task, log_dir)
             except Exception as exc:  # the harness broke, not the agent
                 return self._broken(job_id, exc)
-            return Work(factory.run_job, job, lambda r, e: self._settle_eval(job_id, job, r, e))
+            return Work(
+                factory.run_job, job, lambda r, e: self._settle_eval(action, job_id, job, r, e)
+            )
         if resumed:
             job_id = resumed.pop(0)
             inputs = run.job(job_id).inputs
@@ -127,17 +133,72 @@ class ActionJobs:
 
         def settle(result: Any, error: BaseException | None) -> Outcome:
             settled = self._settle(job, result, error)
+            # A child already made keeps its diff, outage or not: only its evaluation follows.
+            kept = not isinstance(settled, BaseException) and settled.status == "ok"
+            outage = None if kept else self._outage(job_id, job, settled)
+            if outage is not None:
+                if self.run.infra_requeues(job_id) < self.run.config.limits.max_requeues:
+                    return self._requeue(action, job_id, job, outage)
+                return self.recorder.gave_up(job_id, outage)
             if isinstance(settled, BaseException):
                 return self.recorder.crash(job_id, settled)
+            self._healthy()
             return self.recorder.expansion(job_id, parent, target, where, settled)
 
         return Work(factory.run_job, job, settle)
 
-    def _settle_eval(self, job_id: str, job: Any, result: Any, error: Any) -> Outcome:
+    def _settle_eval(
+        self, action: Evaluate, job_id: str, job: Any, result: Any, error: Any
+    ) -> Outcome:
         settled = self._settle(job, result, error)
+        outage = self._outage(job_id, job, settled)
+        if outage is not None:
+            if self.run.infra_requeues(job_id) < self.run.config.limits.max_requeues:
+                return self._requeue(action, job_id, job, outage)
+            settled = self._scored_anyway(action, job_id, job, settled, outage)
         if isinstance(settled, BaseException):
             return self.recorder.crash(job_id, settled)
+        self._healthy()
         return self.recorder.evaluation(job_id, settled)
+
+    # -- outages --------------------------------------------------------------------------
+    def _outage(self, job_id: str, job: Any, settled: Any) -> InfrastructureFailure | None:
+        """The outage this job met, whatever the agent did afterwards, or None."""
+        llm = self.factory.outage_of(job)
+        if isinstance(settled, BaseException):
+            found = infrastructure_of(settled, self.run.path)
+            if found is not None:
+                return found
+        if llm is not None:
+            return InfrastructureFailure(*llm)
+        return None
+
+    def _requeue(
+        self, action: Expand | Evaluate, job_id: str, job: Any, outage: InfrastructureFailure
+    ) -> Outcome:
+        spent = self.factory.spent_usd(job)
+        lost, self._spent[job_id] = spent - self._spent.get(job_id, 0.0), spent
+        if self.breakers is not None:
+            self.breakers.failed(outage.dependency, outage.message)
+        self.resume(action, job_id)  # the same job, same id, when it runs again
+        return self.recorder.infrastructure(job_id, outage, lost)
+
+    def _healthy(self) -> None:
+        if self.breakers is not None:
+            self.breakers.succeeded()
+
+    def _scored_anyway(
+        self, action: Evaluate, job_id: str, job: Any, settled: Any, outage: Exception
+    ) -> Any:
+        """Re-queued too often: the evaluation counts as it ended, the outage named."""
+        note = f"met an outage {self.run.config.limits.max_requeues + 1} times: {outage}"
+        if isinstance(settled, Evaluation):
+            return replace(settled, error=f"{settled.error}; {note}" if settled.error else note)
+        task = getattr(job, "task", None)
+        return Evaluation(node_id=int(action.node), task_id=action.task,
+                          benchmark=getattr(task, "benchmark", "") or "", resolved=False,
+                          error=note[:1000], job_id=job_id,
+                          log_dir=self.run.relative(Path(job.log_dir)))  # fmt: skip
 
     def _settle(self, job: Any, result: Any, error: BaseException | None) -> Any:
         """The recordable result, or the exception that makes it a crash."""

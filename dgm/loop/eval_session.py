@@ -46,4 +46,5 @@ def start_gateway(
     if is_world_model(model):  # a dry run's scripted model
         register(task_lookup)
     prices = {model: price} if price else None
-    return Gateway(model, run="eval", log_dir=out / "logs", port=None, prices=prices).start()
+    gateway = Gateway(model, run="eval", log_dir=out / "logs", port=None, prices=prices)
+    return gateway.start().watch_outages()

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dgm.loop.action_jobs import ActionJobs, eval_job_id, expand_job_id
+from dgm.loop.breakers import Breakers
 from dgm.loop.confirmation import confirm, search_plan
 from dgm.loop.executors import Completion, make_executor
 from dgm.loop.job_factory import JobFactory
@@ -95,6 +96,14 @@ class LoopSummary:
         ]
 
 
+def outage_probes(run: Run, jobs: JobFactory) -> dict[str, Callable[[], str | None]]:
+    """How each dependency's breaker asks whether it is back: the job factory's (the LLM
+    providers), Docker (a fresh client's ping) and the host's disk under the run."""
+    from dgm.loop.failures import disk_full, docker_down
+
+    return {"docker": docker_down, "disk": lambda: disk_full(run.path), **jobs.probes()}
+
+
 class MetaLoop:
     """Drives one run until it stops; `run()` may be called again after a resume."""
 
@@ -114,18 +123,19 @@ class MetaLoop:
         self.state: SearchState | None = None
         self.scheduler: Scheduler | None = None
         self.strategy: Strategy | None = None
-        earlier = sum(
-            e.get("elapsed_s", 0.0) for e in run.events(limit=None, kinds=["run_stopped"])
-        )
-        self.clock = Clock(earlier)
+        stops = run.events(limit=None, kinds=["run_stopped"])
+        self.clock = Clock(sum(e.get("elapsed_s", 0.0) for e in stops))
+        self.paused_before_s = sum(e.get("paused_s", 0.0) for e in stops)
         self._cancelled = threading.Event()
         self.containers_removed = 0
+        self.breakers = Breakers(outage_probes(run, jobs), on_event=self._event)
         self.rules = StopRules(
-            run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.clock.total_s
+            run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.limit_s
         )
         self.recorder = Recorder(run, self.rules, self._cancelled)
         self.action_jobs = ActionJobs(run, jobs, self.recorder)
-        self.action_jobs.elapsed_s = self.clock.total_s
+        self.action_jobs.elapsed_s = self.limit_s
+        self.action_jobs.breakers = self.breakers
 
     def run(self) -> LoopSummary:
         run, config = self.run_store, self.config
@@ -163,6 +173,7 @@ class MetaLoop:
                 should_stop=should_stop,
                 expansions_before=run.expansion_attempts(),
                 code_of=self.recorder.codes.get,
+                breakers=self.breakers,
             )
             for action, job_id in in_flight_actions(run, self.state):
                 self.action_jobs.resume(action, job_id)
@@ -201,6 +212,25 @@ class MetaLoop:
         """Wall-clock time of this run across all its sessions."""
         return self.clock.total_s()
 
+    def paused_s(self) -> float:
+        """Time the run stood paused for outages, across all its sessions."""
+        return self.paused_before_s + self.breakers.paused_now_s()
+
+    def limit_s(self) -> float:
+        """The time `--max-hours` counts: pauses left out unless `[limits] count_pauses`."""
+        if self.config.limits.count_pauses:
+            return self.clock.total_s()
+        return self.clock.total_s() - self.paused_s()
+
+    def _event(self, kind: str, **data: object) -> None:
+        """A breaker opened, probed or closed: in the store, and on the progress line."""
+        try:
+            self.run_store.event(kind, **data)
+        except Exception:  # the store refuses writes: the log line said it already
+            pass
+        if self.on_progress is not None and self.state is not None:
+            self.on_progress(self, None)
+
     def _cancel_now(self) -> None:
         """The second Ctrl-C: remove the containers now, before the executor waits for
         its threads (which end as their containers go)."""
@@ -229,7 +259,8 @@ class MetaLoop:
         kind = getattr(reason, "kind", StopKind.STRATEGY)
         try:
             run.event(
-                "run_stopped", reason=str(reason), best=final, elapsed_s=self.clock.session_s()
+                "run_stopped", reason=str(reason), best=final, elapsed_s=self.clock.session_s(),
+                paused_s=round(self.breakers.paused_now_s(), 3),
             )
         except Exception:  # the store refuses writes (the likely reason to stop): say so anyway
             pass
