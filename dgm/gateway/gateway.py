@@ -352,6 +352,10 @@ class Gateway:
         """(`llm:<provider>`, why) when the job met a provider outage no agent could
         cause (corroborated by other jobs or a probe, not provoked by its own flood)."""
         found = self.outages.outage_of(job_id)
+        unexplained = self.outages.unexplained(job_id) if found is None else None
+        if unexplained is not None and self._probes.enabled:  # the probe may still be out
+            self.probe(unexplained.model or self.model)
+            found = self.outages.outage_of(job_id)
         return None if found is None else (f"llm:{found[0]}", found[1])
 
     # -- helpers -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ the agent's own failure is decided only from what an agent cannot cause:
   the loop's circuit breaker) failed near the same time;
 
 and never when the job was flooding the provider itself (more calls in the last minute
-than `flood_calls_per_minute`): rate limits and overloads an agent provoked are its own.
+than `flood_calls_per_minute`, or a burst of a twelfth of that in 5 seconds): rate limits and overloads an agent provoked are its own.
 A failure of one request alone (a provider answering 500 to one odd request, or timing out
 on a huge `max_tokens`) while the probe is answered stays the agent's.
 """
@@ -31,7 +31,8 @@ and a key the provider refuses (no agent can revoke it)."""
 WINDOW_S = 120.0
 """Failures (and failed probes) this close in time corroborate each other."""
 FLOOD_CALLS_PER_MINUTE = 120
-"""A job that made more calls than this in the minute before its failure provoked it."""
+"""A job that made more calls than this in the minute before its failure (or more than a
+twelfth of it in the last 5 seconds: a burst) provoked it."""
 KEEP = 1000
 """Failures and probes kept per provider (older ones are too old to corroborate)."""
 
@@ -43,6 +44,7 @@ class UpstreamFailure:
     ts: float
     message: str
     flooding: bool
+    model: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,13 +87,16 @@ class OutageWatch:
             while calls and calls[0] < now - 60.0:
                 calls.popleft()
 
-    def failed(self, job_id: str, provider: str, message: str) -> UpstreamFailure:
+    def failed(
+        self, job_id: str, provider: str, message: str, model: str = ""
+    ) -> UpstreamFailure:
         now = self.clock()
         with self._lock:
             recent = [t for t in self._calls.get(job_id, ()) if t >= now - 60.0]
-            failure = UpstreamFailure(
-                job_id, provider, now, message, len(recent) > self.flood_calls_per_minute
-            )
+            burst = [t for t in recent if t >= now - 5.0]
+            rate = self.flood_calls_per_minute
+            flooding = len(recent) > rate or len(burst) > rate / 12
+            failure = UpstreamFailure(job_id, provider, now, message, flooding, model)
             self._by_job.setdefault(job_id, []).append(failure)
             kept = self._failures.setdefault(provider, deque(maxlen=KEEP))
             kept.append(failure)
@@ -113,6 +118,14 @@ class OutageWatch:
     def saw_failure(self, job_id: str) -> bool:
         with self._lock:
             return bool(self._by_job.get(job_id))
+
+    def unexplained(self, job_id: str) -> UpstreamFailure | None:
+        """A failure of the job (not from its own flood) that nothing corroborates yet."""
+        with self._lock:
+            for failure in self._by_job.get(job_id, ()):
+                if not failure.flooding and self._corroboration(failure) is None:
+                    return failure
+        return None
 
     def outage_of(self, job_id: str) -> tuple[str, str] | None:
         """(provider, why) when the job met an outage no agent could cause, else None."""

@@ -66,7 +66,8 @@ class ProviderProbes:
         """`job` is the gateway's BoundJob whose call failed for good with `error`."""
         if not is_outage_error(error.type, error.status):
             return  # a request the provider refused: the agent's
-        failure = self.watch.failed(job.binding.job_id, provider_of(job.model)[0], error.message)
+        provider = provider_of(job.model)[0]
+        failure = self.watch.failed(job.binding.job_id, provider, error.message, job.model)
         if self.enabled and not failure.flooding and job.model not in self._probing:
             self._probing.add(job.model)
             asyncio.ensure_future(self.probe(job.model))
