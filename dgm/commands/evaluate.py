@@ -56,8 +56,11 @@ def eval_command(
     from dgm.loop.evaluate_agent import Summary, write_results
     from dgm.loop.executors import EXECUTORS
 
+    from dgm.dependencies import require
+
     if executor not in EXECUTORS:
         raise DgmError(f"unknown executor {executor!r}", f"use one of: {', '.join(EXECUTORS)}")
+    require([benchmark], None, [llm or ""])  # before any image is looked at or job starts
     tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
     if not tasks:
         raise DgmError(f"subset {subset!r} of {benchmark} holds no tasks", "choose another")
@@ -97,7 +100,12 @@ def eval_command(
         for name, score in summary.by_benchmark.items():
             console.print(f"{name:<12} {score.passed}/{score.total}")
     console.print(f"[bold]{'total':<12} {summary.total.passed}/{summary.total.total}[/bold]")
-    errors = [o for o in outcomes if o.error]
+    if summary.not_scored:
+        console.print(f"[bold yellow]{'not scored':<12} {summary.not_scored}[/bold yellow]")
+    unscored = [o for o in outcomes if o.details.get("not_scored")]
+    errors = [o for o in outcomes if o.error and not o.details.get("not_scored")]
+    for o in unscored:
+        console.print(f"[bold yellow]{o.task_id}: {o.error}[/bold yellow]", soft_wrap=True)
     if errors:
         console.print(f"{len(errors)} task(s) recorded an error; see their result.json")
     tampered = [o.task_id for o in outcomes if o.tampered]
@@ -107,6 +115,13 @@ def eval_command(
             f"canaries caught it; counted as failures): {', '.join(tampered[:20])}[/bold red]"
         )
     console.print(f"results: {path}")
+    if unscored:
+        raise DgmError(
+            f"{len(unscored)} of {len(outcomes)} task(s) not scored: they met an outage "
+            f"(first: {unscored[0].details['not_scored'][:200]})",
+            "the score above counts only the tasks scored; run `dgm eval` again once the "
+            "provider, Docker or the disk is back",
+        )
 
 
 def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, gateway, executor):  # noqa: ANN001, ANN202

@@ -47,6 +47,9 @@ def build(
 
 
 def _build_swebench(data: str | None, ids: str | None, force: bool) -> None:
+    from dgm.dependencies import require
+
+    require(["swebench"])  # images without the judge's grading would be built for nothing
     from dgm.benchmarks import swebench_images
     from dgm.benchmarks.subsets import read_id_file
     from dgm.benchmarks.swe_data import SweData
