@@ -52,11 +52,10 @@ def eval_command(
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
     from dgm.benchmarks.task_images import missing_images, pin_images
+    from dgm.dependencies import require
     from dgm.loop.eval_session import resolve_agent, start_gateway
     from dgm.loop.evaluate_agent import Summary, write_results
     from dgm.loop.executors import EXECUTORS
-
-    from dgm.dependencies import require
 
     if executor not in EXECUTORS:
         raise DgmError(f"unknown executor {executor!r}", f"use one of: {', '.join(EXECUTORS)}")

@@ -210,6 +210,8 @@ def _drive(store: Run) -> None:
         typer.echo(line)
     for label, text in spend_lines(store, summary.best_node):
         typer.echo(f"{label + ':':<9}{text}")
+    for line in summary.outage_lines():
+        typer.echo(line)
     if summary.failed:  # jobs kept crashing, or their results could not be recorded
         raise DgmError(f"the run stopped because {summary.stop_reason}",
                        remedy(summary.stop_reason, store.path))  # fmt: skip

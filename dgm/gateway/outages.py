@@ -10,7 +10,8 @@ the agent's own failure is decided only from what an agent cannot cause:
   the loop's circuit breaker) failed near the same time;
 
 and never when the job was flooding the provider itself (more calls in the last minute
-than `flood_calls_per_minute`, or a burst of a twelfth of that in 5 seconds): rate limits and overloads an agent provoked are its own.
+than `flood_calls_per_minute`, or a burst of a twelfth of that in 5 seconds): rate limits
+and overloads an agent provoked are its own.
 A failure of one request alone (a provider answering 500 to one odd request, or timing out
 on a huge `max_tokens`) while the probe is answered stays the agent's.
 """
@@ -87,9 +88,7 @@ class OutageWatch:
             while calls and calls[0] < now - 60.0:
                 calls.popleft()
 
-    def failed(
-        self, job_id: str, provider: str, message: str, model: str = ""
-    ) -> UpstreamFailure:
+    def failed(self, job_id: str, provider: str, message: str, model: str = "") -> UpstreamFailure:
         now = self.clock()
         with self._lock:
             recent = [t for t in self._calls.get(job_id, ()) if t >= now - 60.0]

@@ -27,9 +27,7 @@ async def probe_backend(backend: Any, model: str, run: str, timeout_s: float) ->
     why not. Costs one input message and one output token; not counted against any job."""
     if provider_of(model)[0] in NO_NETWORK:
         return None
-    request, _ = upstream_request(
-        {"messages": [{"role": "user", "content": "Reply with OK."}]}, 1
-    )
+    request, _ = upstream_request({"messages": [{"role": "user", "content": "Reply with OK."}]}, 1)
     ctx = CallContext(JobBinding(run, PROBE_JOB, None, None, "probe"), model, 0, 1)
     try:
         await asyncio.wait_for(backend.complete(request, ctx), timeout_s)

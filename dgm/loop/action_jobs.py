@@ -25,7 +25,7 @@ from typing import Any
 from dgm.errors import DgmError, InfrastructureFailure
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
 from dgm.jobs.group import group_experience_from_run
-from dgm.loop.executors import ExpansionFailed, Outcome, Work
+from dgm.loop.executors import Outcome, Work
 from dgm.loop.failures import infrastructure_of
 from dgm.loop.harvest_tools import harvest_target
 from dgm.loop.history import budget_left, write_history

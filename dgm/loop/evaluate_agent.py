@@ -114,9 +114,7 @@ def bind_eval_job(gateway: Any, job: EvalJob) -> Any:
     )
 
 
-def outage_of(
-    gateway: Any, job_id: str, error: BaseException | None, out_dir: Path
-) -> str | None:
+def outage_of(gateway: Any, job_id: str, error: BaseException | None, out_dir: Path) -> str | None:
     """Why the task met an outage (the provider, Docker, the disk), or None."""
     from dgm.loop.adapters import llm_outage_of
     from dgm.loop.failures import infrastructure_of

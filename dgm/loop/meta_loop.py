@@ -64,6 +64,17 @@ class LoopSummary:
     failed_expansions: int = 0
     tampered: dict[int, int] = field(default_factory=dict)
     """Node -> evaluations the judge caught tampering with the test run (never best)."""
+    requeued: int = 0
+    """Jobs re-queued because they met an outage (all sessions)."""
+    paused_s: float = 0.0
+    lost_usd: float = 0.0
+    """LLM dollars of job attempts that met an outage (in `spend_usd` too)."""
+
+    def outage_lines(self) -> list[str]:
+        if not self.requeued and not self.paused_s:
+            return []
+        return [f"outages: {self.requeued} job(s) re-queued, {self.paused_s / 60:.1f} min "
+                f"paused, ${self.lost_usd:.2f} lost to outages"]  # fmt: skip
 
     @property
     def failed(self) -> bool:
@@ -259,7 +270,10 @@ class MetaLoop:
         kind = getattr(reason, "kind", StopKind.STRATEGY)
         try:
             run.event(
-                "run_stopped", reason=str(reason), best=final, elapsed_s=self.clock.session_s(),
+                "run_stopped",
+                reason=str(reason),
+                best=final,
+                elapsed_s=self.clock.session_s(),
                 paused_s=round(self.breakers.paused_now_s(), 3),
             )
         except Exception:  # the store refuses writes (the likely reason to stop): say so anyway
@@ -278,4 +292,7 @@ class MetaLoop:
             expansions=run.expansion_attempts(),
             failed_expansions=self.state.total_failed_expansions if self.state else 0,
             tampered={n: s.tampered for n, s in run.scores().items() if s.tampered},
+            requeued=len(run.events(limit=None, kinds=["job_infra"])),
+            paused_s=self.paused_s(),
+            lost_usd=run.lost_to_outages_usd(),
         )

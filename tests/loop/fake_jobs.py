@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from dgm.jobs.diagnose import ImprovementTarget
+from dgm.jobs.evaluate import usage_of
 from dgm.jobs.expand import ExpandResult
 from dgm.jobs.llm_access import LLMAccess, chat
-from dgm.jobs.evaluate import usage_of
 from dgm.loop.adapters import llm_outage_of, llm_probes
 from dgm.loop.job_factory import JobFactory
 from dgm.store import Evaluation, Run

@@ -70,6 +70,14 @@ def test_an_outage_pauses_the_run_and_changes_nothing_but_the_time(
     # Nothing from the outage window is anyone's failure; the money it cost is shown.
     assert not any("upstream" in (e.error or "") for e in stormy.evaluations())
     assert loop.paused_s() > 0
+    # What `dgm status` and `dgm show JOB` say about it.
+    from dgm.report.outages import job_lines, outage_lines
+
+    status = "\n".join(outage_lines(stormy))
+    assert f"{len(infra)} job(s) re-queued (llm:openai-compatible {len(infra)})" in status
+    assert "PAUSED" not in status  # it is back
+    shown = "\n".join(job_lines(stormy, infra[0]["job"]))
+    assert "state     done" in shown and "outage" in shown and "LLM upstream unavailable" in shown
 
 
 def test_money_spent_before_an_outage_is_counted_and_shown_as_lost(
