@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from dgm.benchmarks import judge as judge_module
-from dgm.benchmarks import polyglot
-from dgm.benchmarks import polyglot_toolchains as chains
-from dgm.benchmarks.judge import judge_polyglot, prepare_judge_tree, verdict_from
+from dgm.benchmarks.polyglot import judge as judge_module
+from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.polyglot import toolchains as chains
+from dgm.benchmarks.polyglot.judge import judge_polyglot, prepare_judge_tree, verdict_from
 from dgm.benchmarks.task import Verdict
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10)
     parser.add_argument("--language", default="python")
     args = parser.parse_args()
-    tasks = polyglot.PolyglotBenchmark(args.data).tasks(args.language)[: args.tasks]
+    tasks = polyglot.PolyglotTasks(args.data).tasks(args.language)[: args.tasks]
     rows = []
     print(f"{'task':40} {'plain s':>8} {'judge s':>8} {'extra s':>8} {'host ms':>8}  verdict")
     for task in tasks:

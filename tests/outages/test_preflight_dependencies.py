@@ -27,7 +27,7 @@ def no_swebench(monkeypatch: pytest.MonkeyPatch) -> None:
     def spent(*a: object, **k: object) -> None:
         raise AssertionError("something was built or run before the preflight")
 
-    import dgm.benchmarks.swebench_images as images
+    import dgm.benchmarks.swebench.images as images
     import dgm.loop.evaluate_agent as evaluate_agent
 
     monkeypatch.setattr(images, "build", spent)
