@@ -13,6 +13,7 @@ from typing import Any
 
 from dgm.gateway.backends import provider_of
 from dgm.gateway.backends.base import CallContext
+from dgm.gateway.faults import simulated_outage
 from dgm.gateway.outages import OutageWatch, is_outage_error
 from dgm.gateway.request_policy import upstream_request
 from dgm.gateway.types import JobBinding, LLMCallError, UpstreamError
@@ -26,7 +27,7 @@ async def probe_backend(backend: Any, model: str, run: str, timeout_s: float) ->
     """None when the provider answers (even with a refusal that is not an outage), else
     why not. Costs one input message and one output token; not counted against any job."""
     if provider_of(model)[0] in NO_NETWORK:
-        return None
+        return simulated_outage()
     request, _ = upstream_request({"messages": [{"role": "user", "content": "Reply with OK."}]}, 1)
     ctx = CallContext(JobBinding(run, PROBE_JOB, None, None, "probe"), model, 0, 1)
     try:

@@ -239,6 +239,15 @@ class MetaLoop:
             self.run_store.event(kind, **data)
         except Exception:  # the store refuses writes: the log line said it already
             pass
+        if kind == "resumed" and data.get("dependency") == "docker":
+            # Nothing is in flight while the run waits: any container of this process is
+            # one a cut connection left behind (created, its job never told).
+            try:
+                removed = self.jobs.cancel()
+                if removed:
+                    self.run_store.event("orphans_removed", containers=removed)
+            except Exception:  # the next `dgm run`/`resume` sweeps them
+                pass
         if self.on_progress is not None and self.state is not None:
             self.on_progress(self, None)
 
