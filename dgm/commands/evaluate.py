@@ -48,6 +48,9 @@ def eval_command(
         str, typer.Option(help="Where jobs run: thread or process (worker processes).")
     ] = "thread",
     price: PriceOption = None,
+    llm_retries: Annotated[
+        int, typer.Option(min=0, help="Retries of a failed provider call before it fails.")
+    ] = 6,
 ) -> None:
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
@@ -78,7 +81,7 @@ def eval_command(
                 "pass --llm MODEL, e.g. anthropic/claude-sonnet-4-5 (or scripted/capability)",
             )
         lookup = {t.id: t for t in tasks}.get
-        gateway = start_gateway(model, out, lookup, price) if model else None
+        gateway = start_gateway(model, out, lookup, price, llm_retries) if model else None
         header = {
             "agent": agent, "benchmark": benchmark, "subset": subset, "model": model,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "tasks": len(tasks),
