@@ -1,0 +1,130 @@
+"""Whose failure is it: the rules, one by one (no Docker, no network)."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import pytest
+import requests
+
+import dgm.loop.failures as failures
+from dgm.errors import InfrastructureFailure
+from dgm.gateway.outages import OutageWatch
+from dgm.loop.breakers import Breakers
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+
+def test_one_jobs_failure_alone_is_the_agents() -> None:
+    clock = Clock()
+    watch = OutageWatch(clock=clock)
+    watch.called("a")
+    watch.failed("a", "openai", "HTTP 503")
+    assert watch.outage_of("a") is None  # the provider may have refused its odd request
+    watch.probed("openai", None)  # and it answers dgm's own probe
+    assert watch.outage_of("a") is None
+
+
+def test_other_jobs_failing_at_the_same_time_make_it_an_outage() -> None:
+    clock = Clock()
+    watch = OutageWatch(clock=clock)
+    watch.failed("a", "openai", "HTTP 503")
+    clock.now += 30
+    watch.failed("b", "openai", "HTTP 503")
+    found = watch.outage_of("a")
+    assert found is not None and "1 other job(s)" in found[1]
+    clock.now += 500  # far apart in time: nothing to do with each other
+    watch.failed("c", "openai", "HTTP 503")
+    assert watch.outage_of("c") is None
+
+
+def test_a_failed_probe_near_the_failure_makes_it_an_outage() -> None:
+    clock = Clock()
+    watch = OutageWatch(clock=clock)
+    watch.failed("a", "anthropic", "no answer within 300s")
+    clock.now += 5
+    watch.probed("anthropic", "connection failed")
+    found = watch.outage_of("a")
+    assert found is not None and "probe failed too" in found[1]
+    assert watch.outage_of("other") is None  # a job that saw no failure is no outage
+
+
+def test_a_flooding_job_owns_its_failures_even_when_others_fail_too() -> None:
+    clock = Clock()
+    watch = OutageWatch(clock=clock, flood_calls_per_minute=60)
+    for _ in range(30):  # 30 calls in a second: a burst
+        watch.called("flood")
+    watch.failed("flood", "openai", "HTTP 429")
+    watch.failed("victim", "openai", "HTTP 429")
+    watch.probed("openai", "HTTP 429")
+    assert watch.outage_of("flood") is None
+    assert watch.outage_of("victim") is not None  # the flood hurt it: re-run it
+
+
+def test_breakers_trip_after_three_in_a_row_probe_with_backoff_and_close() -> None:
+    clock, events, answers = Clock(), [], ["down", "still down", None]
+    breakers = Breakers({"docker": lambda: answers.pop(0)}, on_event=lambda k, **d:
+                        events.append(k), clock=clock, sleep=clock.sleep)  # fmt: skip
+    breakers.failed("docker", "x")
+    breakers.succeeded()  # a recorded result ends the streak
+    breakers.failed("docker", "x")
+    breakers.failed("docker", "x")
+    assert not breakers.held()
+    breakers.failed("docker", "engine gone")
+    assert breakers.held() and events == ["paused"]
+    assert "PAUSED: docker down since" in breakers.describe()[0]
+    waits = []
+    while breakers.held():
+        before = clock.now
+        breakers.wait(lambda: False)
+        waits.append(round(clock.now - before))
+    assert waits == [5, 10, 20]  # exponential backoff between probes
+    assert events == ["paused", "probe_failed", "probe_failed", "resumed"]
+    assert breakers.paused_s == pytest.approx(35, abs=1)
+
+
+def test_a_stop_request_ends_the_wait_at_once() -> None:
+    clock = Clock()
+    breakers = Breakers({}, clock=clock, sleep=clock.sleep, trip_after=1)
+    breakers.failed("llm:openai", "down")
+    breakers.wait(lambda: True)
+    assert breakers.held() and clock.now == 1000.0
+
+
+def test_sandbox_side_outages_are_named_by_what_the_harness_saw(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(failures, "docker_down", lambda: "the Docker engine does not answer")
+    lost = requests.exceptions.ConnectionError("('Connection aborted.', FileNotFoundError(2))")
+    assert failures.infrastructure_of(lost, tmp_path).dependency == "docker"
+
+    monkeypatch.setattr(failures, "disk_free_bytes", lambda path: 10 * 2**20)
+    full = OSError(errno.ENOSPC, "No space left on device")
+    assert failures.infrastructure_of(full, tmp_path).dependency == "disk"
+    monkeypatch.setattr(failures, "disk_free_bytes", lambda path: 100 * 2**30)
+    assert failures.infrastructure_of(full, tmp_path) is None  # the agent's own quota
+
+    ray_lost = type("NodeDiedError", (Exception,), {"__module__": "ray.exceptions"})("gone")
+    assert failures.infrastructure_of(ray_lost, tmp_path).dependency == "ray"
+    wrapped = RuntimeError("job failed")
+    wrapped.__cause__ = InfrastructureFailure("disk", "full")
+    assert failures.infrastructure_of(wrapped, tmp_path).dependency == "disk"
+
+
+def test_an_agents_crash_is_never_an_outage_while_docker_answers(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(failures, "docker_down", lambda: None)
+    for exc in (RuntimeError("the agent's code raised"), ValueError("bad patch"),
+                MemoryError(), TimeoutError("the agent was stopped at its limit")):  # fmt: skip
+        assert failures.infrastructure_of(exc, tmp_path) is None
