@@ -56,6 +56,7 @@ def run_soak_job(job: Any) -> Any:
 
     from tests.loop.fake_jobs import run_fake_job
 
+    result = run_fake_job(job)  # its LLM calls first: an outage after them loses money
     client = docker.from_env(timeout=5)
     try:
         client.ping()  # the harness talks to the engine (through the proxy)
@@ -66,7 +67,7 @@ def run_soak_job(job: Any) -> Any:
         raise OSError(errno.ENOSPC, "No space left on device", job.log_dir)
     Path(job.log_dir).mkdir(parents=True, exist_ok=True)
     (Path(job.log_dir) / "result.txt").write_text(job.job_id)
-    return run_fake_job(job)
+    return result
 
 
 def _watch_disk_flag(flags: Path) -> None:
@@ -109,13 +110,21 @@ def child(run_dir: Path, model: str, evals: int, metrics_out: Path, resume: bool
     loop = MetaLoop(run, jobs=jobs)
     started = _metrics(run_dir)  # with the gateway and the loop built: what a run holds
     metrics_out.write_text(json.dumps({"start": started}))  # a killed session leaves this
+    samples: list[float] = []
+
+    def sample() -> None:  # memory through the session, to tell a leak from a warm-up
+        while True:
+            samples.append(_metrics(run_dir)["rss_mb"])
+            time.sleep(2.0)
+
+    threading.Thread(target=sample, daemon=True).start()
     loop.breakers.first_probe_s, loop.breakers.max_probe_s = 0.5, 2.0
     try:
         summary = loop.run()
     finally:
         gateway.stop()
     metrics_out.write_text(json.dumps({"start": started, "end": _metrics(run_dir),
-                                       "stop": summary.stop_reason}))  # fmt: skip
+                                       "stop": summary.stop_reason, "rss": samples}))  # fmt: skip
 
 
 # -- the parent: the schedule of faults --------------------------------------------------
@@ -213,6 +222,7 @@ def main() -> None:
         events = run.events(limit=None)
         infra = [e for e in events if e["kind"] == "job_infra"]
         lost = run.lost_to_outages_usd()
+        spent = run.spend_usd()
         jobs = len(run.jobs(["done"]))
     pauses = [e for e in events if e["kind"] == "paused"]
     paused_s = sum(e.get("down_s", 0) for e in events if e["kind"] == "resumed")
@@ -227,7 +237,7 @@ def main() -> None:
         f"re-queued for outages: {len(infra)} ({', '.join(f'{k} {v}' for k, v in by_dep.items())})"
     )
     print(f"pauses: {len(pauses)} ({', '.join(sorted({e['dependency'] for e in pauses}))}), "
-          f"{paused_s:.1f} s paused in all; lost to outages ${lost:.6f}")  # fmt: skip
+          f"{paused_s:.1f} s paused in all; lost to outages ${lost:.6f} (of ${spent:.6f} spent)")  # fmt: skip
     print(f"same lineage and per-task results as the undisturbed run: {same}")
     print(f"orphan containers: {orphans}")
     for i, m in enumerate(sessions, 1):
@@ -241,6 +251,11 @@ def main() -> None:
         print(f"session {i}: rss {s['rss_mb']} -> {e['rss_mb']} MB, open files "
               f"{s['open_files']} -> {e['open_files']}, run disk {s['disk_mb']} -> "
               f"{e['disk_mb']} MB ({m['stop']})")  # fmt: skip
+        rss = m.get("rss") or []
+        if len(rss) >= 4:
+            q = len(rss) // 4
+            print(f"  rss every 2 s: {rss[:3]} ... {rss[-3:]}; quarters' means "
+                  f"{[round(sum(rss[i * q:(i + 1) * q]) / q, 1) for i in range(4)]}")  # fmt: skip
     if not same:
         sys.exit(1)
 
