@@ -237,7 +237,8 @@ def main() -> None:
         f"re-queued for outages: {len(infra)} ({', '.join(f'{k} {v}' for k, v in by_dep.items())})"
     )
     print(f"pauses: {len(pauses)} ({', '.join(sorted({e['dependency'] for e in pauses}))}), "
-          f"{paused_s:.1f} s paused in all; lost to outages ${lost:.6f} (of ${spent:.6f} spent)")  # fmt: skip
+          f"{paused_s:.1f} s paused in all; lost to outages ${lost:.6f} "
+          f"(of ${spent:.6f} spent)")  # fmt: skip
     print(f"same lineage and per-task results as the undisturbed run: {same}")
     print(f"orphan containers: {orphans}")
     for i, m in enumerate(sessions, 1):
