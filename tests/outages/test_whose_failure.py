@@ -128,3 +128,22 @@ def test_an_agents_crash_is_never_an_outage_while_docker_answers(
     for exc in (RuntimeError("the agent's code raised"), ValueError("bad patch"),
                 MemoryError(), TimeoutError("the agent was stopped at its limit")):  # fmt: skip
         assert failures.infrastructure_of(exc, tmp_path) is None
+
+
+def test_status_says_what_is_down_since_when_and_the_next_probe() -> None:
+    from dgm.report.outages import down_now
+
+    events = [
+        {"kind": "run_started", "ts": 1.0},
+        {"kind": "paused", "ts": 10.0, "dependency": "docker", "reason": "gone",
+         "next_probe_at": 15.0},
+        {"kind": "paused", "ts": 11.0, "dependency": "llm:openai", "reason": "503",
+         "next_probe_at": 16.0},
+        {"kind": "probe_failed", "ts": 16.0, "dependency": "llm:openai", "reason": "still 503",
+         "next_probe_at": 26.0},
+        {"kind": "resumed", "ts": 20.0, "dependency": "docker"},
+    ]  # fmt: skip
+    assert down_now(events) == {
+        "llm:openai": {"since": 11.0, "reason": "still 503", "next_probe_at": 26.0}
+    }
+    assert down_now([*events, {"kind": "run_started", "ts": 30.0}]) == {}  # a new session
