@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from dgm.config import Price, RunConfig
 from dgm.gateway import Gateway
 from dgm.loop.meta_loop import MetaLoop
@@ -70,6 +72,10 @@ def test_an_outage_pauses_the_run_and_changes_nothing_but_the_time(
     # Nothing from the outage window is anyone's failure; the money it cost is shown.
     assert not any("upstream" in (e.error or "") for e in stormy.evaluations())
     assert loop.paused_s() > 0
+    # --max-hours does not count the pause, unless [limits] count_pauses says so.
+    assert loop.limit_s() == pytest.approx(loop.elapsed_s() - loop.paused_s(), abs=0.05)
+    loop.config = loop.config.with_overrides({"limits.count_pauses": True})
+    assert loop.limit_s() == pytest.approx(loop.elapsed_s(), abs=0.05)
     # What `dgm status` and `dgm show JOB` say about it.
     from dgm.report.outages import job_lines, outage_lines
 
