@@ -1,8 +1,9 @@
 """Outages under a real `dgm run --dry-run` (real sandboxes, real judge): the provider down
-for a while (simulated in the scripted provider: DGM_FAULT_LLM_DOWN), and the Docker engine
+for a while (simulated in the scripted provider: DGM_FAULT_LLM_DOWN), then the Docker engine
 unreachable for a while (dgm talks to it through a proxy socket this test cuts and restores;
-the machine's daemon is never touched). Each run pauses, resumes by itself, records nothing
-from the outage against any node and ends with the undisturbed run's lineage and results."""
+the machine's daemon is never touched), in one run against an undisturbed one. The run
+pauses for each, resumes by itself, records nothing from either outage against any node and
+ends with the undisturbed run's lineage and results."""
 
 from __future__ import annotations
 
@@ -59,21 +60,27 @@ def _outcome(run_dir: Path) -> tuple[list, list]:
         return lineage, results
 
 
-def _disturbed(run_dir: Path, env: dict[str, str], fail: Callable[[], None],
-               recover: Callable[[], None]) -> str:  # fmt: skip
-    """Run; after 2 finished jobs the fault starts; once the run paused (or 90 s), it ends."""
+Fault = tuple[int, Callable[[], None], Callable[[], None]]
+
+
+def _disturbed(run_dir: Path, env: dict[str, str], faults: list[Fault]) -> str:
+    """Run; after `at` finished jobs each fault starts, and ends once the run has paused
+    for it (or after 90 s)."""
     proc = _dgm(run_dir, env)
-    deadline = time.monotonic() + 600
-    while _finished_jobs(run_dir) < 2 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.5)
-    fail()
-    started = time.monotonic()
-    while time.monotonic() - started < 90 and proc.poll() is None:
-        if "paused" in _kinds(run_dir):
-            time.sleep(3)  # a probe or two while it is down
-            break
-        time.sleep(0.5)
-    recover()
+    for at, fail, recover in faults:
+        deadline = time.monotonic() + 600
+        while _finished_jobs(run_dir) < at and proc.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        pauses = _kinds(run_dir).count("paused")
+        fail()
+        started = time.monotonic()
+        while time.monotonic() - started < 90 and proc.poll() is None:
+            if _kinds(run_dir).count("paused") > pauses:
+                time.sleep(3)  # a probe or two while it is down
+                break
+            time.sleep(0.5)
+        recover()
     out, _ = proc.communicate(timeout=900)
     assert proc.returncode == 0, out
     return out
@@ -82,21 +89,10 @@ def _disturbed(run_dir: Path, env: dict[str, str], fail: Callable[[], None],
 @pytest.fixture(scope="module")
 def calm(tmp_path_factory: pytest.TempPathFactory) -> tuple[list, list]:
     run_dir = tmp_path_factory.mktemp("calm") / "run"
-    out, _ = _dgm(run_dir).communicate(timeout=900)
+    proc = _dgm(run_dir)
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, out
     return _outcome(run_dir)
-
-
-def test_a_provider_outage_pauses_the_run_and_changes_nothing(calm, tmp_path: Path) -> None:
-    flag = tmp_path / "llm-down"
-    run_dir = tmp_path / "run"
-    out = _disturbed(run_dir, {"DGM_FAULT_LLM_DOWN": str(flag)}, flag.touch, flag.unlink)
-    kinds = _kinds(run_dir)
-    assert "paused" in kinds and "resumed" in kinds, out
-    assert "PAUSED: llm:scripted down since" in out
-    assert _outcome(run_dir) == calm
-    with Run.open(run_dir) as run:
-        assert run.events(limit=None, kinds=["job_infra"])
-        assert not any("gateway" in (e.error or "") for e in run.evaluations())
 
 
 @pytest.fixture
@@ -108,17 +104,29 @@ def proxy() -> Iterator[DockerProxy]:
     folder.rmdir()
 
 
-def test_docker_unreachable_for_a_while_pauses_the_run_and_changes_nothing(
+def test_a_provider_outage_then_docker_unreachable_pause_the_run_and_change_nothing(
     calm, tmp_path: Path, proxy: DockerProxy
 ) -> None:
-    run_dir = tmp_path / "run"
-    out = _disturbed(run_dir, {"DOCKER_HOST": proxy.url}, proxy.cut, proxy.restore)
-    kinds = _kinds(run_dir)
-    assert proxy.cuts == 1
-    assert "paused" in kinds and "resumed" in kinds, out
-    assert _outcome(run_dir) == calm
     import docker
 
     from dgm.sandbox.orphans import list_containers
 
-    assert not list_containers(docker.from_env(), "dgm.run=run")  # no container left behind
+    flag = tmp_path / "llm-down"
+    run_dir = tmp_path / "run"
+    env = {"DGM_FAULT_LLM_DOWN": str(flag), "DOCKER_HOST": proxy.url}
+    out = _disturbed(run_dir, env, [(2, flag.touch, flag.unlink),
+                                    (4, proxy.cut, proxy.restore)])  # fmt: skip
+    assert "PAUSED: llm:scripted down since" in out and "PAUSED: docker down since" in out, out
+    with Run.open(run_dir) as run:
+        events = run.events(limit=None)
+        down = [(e["kind"], e["dependency"]) for e in events if e["kind"] in ("paused", "resumed")]
+        assert down == [("paused", "llm:scripted"), ("resumed", "llm:scripted"),
+                        ("paused", "docker"), ("resumed", "docker")]  # fmt: skip
+        infra = {e["dependency"] for e in events if e["kind"] == "job_infra"}
+        assert infra == {"llm:scripted", "docker"}
+        assert not any("gateway" in (e.error or "") for e in run.evaluations())
+        name = run.config.name
+    # Nothing from either outage against any node: the undisturbed run's lineage and results.
+    assert _outcome(run_dir) == calm
+    assert proxy.cuts == 1
+    assert not list_containers(docker.from_env(), f"dgm.run={name}")  # none left behind
