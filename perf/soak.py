@@ -71,13 +71,14 @@ def run_soak_job(job: Any) -> Any:
 
 
 def _watch_disk_flag(flags: Path) -> None:
-    """While `disk-full` is set, the host's free-space check reads the disk as full."""
+    """While `disk-full` is set, the host's free-space check reads the disk as full (the
+    parent cannot fill the machine's real disk)."""
     import dgm.loop.failures as failures
 
-    normal = failures.MIN_FREE_BYTES
-    while True:
-        failures.MIN_FREE_BYTES = 2**62 if (flags / "disk-full").exists() else normal
-        time.sleep(0.05)
+    measured = failures.disk_usage
+    failures.disk_usage = lambda path: (  # type: ignore[assignment]
+        (0, measured(path)[1]) if (flags / "disk-full").exists() else measured(path)
+    )
 
 
 def child(run_dir: Path, model: str, evals: int, metrics_out: Path, resume: bool) -> None:
@@ -90,7 +91,7 @@ def child(run_dir: Path, model: str, evals: int, metrics_out: Path, resume: bool
     class SoakJobs(FakeJobs):
         run_job = staticmethod(run_soak_job)
 
-    threading.Thread(target=_watch_disk_flag, args=(Path(os.environ[FLAGS]),), daemon=True).start()
+    _watch_disk_flag(Path(os.environ[FLAGS]))
     if resume:
         run = Run.open(run_dir)
     else:

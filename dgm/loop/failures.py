@@ -18,7 +18,9 @@ from pathlib import Path
 from dgm.errors import InfrastructureFailure
 
 MIN_FREE_BYTES = int(os.environ.get("DGM_MIN_FREE_DISK_MB", "256")) * 2**20
-"""Below this much free space on the run's file system the host counts as out of disk."""
+MIN_FREE_SHARE = 0.02
+"""Below this much free space on the run's file system (or 2% of a smaller one) the host
+counts as out of disk."""
 RAY_LOST = ("NodeDiedError", "WorkerCrashedError", "ObjectLostError", "OwnerDiedError",
             "ActorDiedError", "RayActorError", "ObjectReconstructionFailedError")  # fmt: skip
 DOCKER_DOWN = ("connection refused", "connection aborted", "no such file or directory",
@@ -35,14 +37,16 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def disk_free_bytes(path: Path) -> int:
-    return shutil.disk_usage(path).free
+def disk_usage(path: Path) -> tuple[int, int]:
+    """(free, total) bytes of the file system holding `path`."""
+    usage = shutil.disk_usage(path)
+    return usage.free, usage.total
 
 
 def disk_full(path: Path) -> str | None:
     """Why the host's disk under `path` counts as full, or None."""
-    free = disk_free_bytes(path)
-    if free < MIN_FREE_BYTES:
+    free, total = disk_usage(path)
+    if free < min(MIN_FREE_BYTES, MIN_FREE_SHARE * total):
         return f"the host disk holding {path} has {free / 2**20:.0f} MiB free"
     return None
 

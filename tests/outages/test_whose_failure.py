@@ -108,10 +108,10 @@ def test_sandbox_side_outages_are_named_by_what_the_harness_saw(
     lost = requests.exceptions.ConnectionError("('Connection aborted.', FileNotFoundError(2))")
     assert failures.infrastructure_of(lost, tmp_path).dependency == "docker"
 
-    monkeypatch.setattr(failures, "disk_free_bytes", lambda path: 10 * 2**20)
+    monkeypatch.setattr(failures, "disk_usage", lambda path: (10 * 2**20, 100 * 2**30))
     full = OSError(errno.ENOSPC, "No space left on device")
     assert failures.infrastructure_of(full, tmp_path).dependency == "disk"
-    monkeypatch.setattr(failures, "disk_free_bytes", lambda path: 100 * 2**30)
+    monkeypatch.setattr(failures, "disk_usage", lambda path: (90 * 2**30, 100 * 2**30))
     assert failures.infrastructure_of(full, tmp_path) is None  # the agent's own quota
 
     ray_lost = type("NodeDiedError", (Exception,), {"__module__": "ray.exceptions"})("gone")
