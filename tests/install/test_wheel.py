@@ -36,6 +36,7 @@ MUST_CARRY = (
     "dgm/_assets/eval/swe-dgm-suite/.dockerignore",
     "dgm/gateway/prices.toml",
     "dgm/benchmarks/agents/oracle/agent.toml",
+    "dgm/benchmarks/polyglot/judge_prep.py",  # copied into the judge container by path
     "dgm/scripted/script_files/search_tool.py.txt",
 )
 PROBE = """

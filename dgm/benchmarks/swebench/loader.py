@@ -12,7 +12,7 @@ Sources: `swebench` alone is dgm's own suite (eval/swe-dgm-suite); a folder laid
 like ../shared/swe-bench (instances.jsonl, repos/, offline_env.json: images built by
 `dgm sandbox build swebench --data DIR`); `swebench:FILE` a JSON or JSONL file of
 instances; `swebench:NAME` a Hugging Face dataset (needs network). The judge is
-`swe_judge`.
+`judge.py`.
 """
 
 from __future__ import annotations
