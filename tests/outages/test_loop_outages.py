@@ -19,15 +19,16 @@ from tests.loop.fake_jobs import FakeJobs
 from tests.outages.standin import StandIn
 
 
-def _config(model: str, **limits: Any) -> RunConfig:
-    overrides = {"workers": 1, "strategy.name": "hgm", "limits.max_evals": 14,
+def _config(model: str, strategy: str = "hgm", **limits: Any) -> RunConfig:
+    overrides = {"workers": 1, "strategy.name": strategy, "limits.max_evals": 14,
                  "llm.model": model, "llm.max_retries": 1, "sandbox.backend": "local"}  # fmt: skip
     overrides |= {f"limits.{k}": v for k, v in limits.items()}
     return RunConfig(name="t").with_overrides(overrides).with_price(model, Price(input=1, output=1))
 
 
 def _run(path: Path, seed: Path, standin: StandIn, **kw: Any) -> tuple[Run, MetaLoop, Any]:
-    run = Run.create(path, _config(standin.model, **kw.pop("limits", {})), seed)
+    config = _config(standin.model, kw.pop("strategy", "hgm"), **kw.pop("limits", {}))
+    run = Run.create(path, config, seed)
     gateway = Gateway.from_config(run.config, run="t", log_dir=None, on_usage=run.record_usage)
     gateway.retry = gateway.retry.__class__(max_retries=1, base_s=0.05, timeout_s=5)
     gateway._calls.retry = gateway.retry
@@ -120,3 +121,48 @@ def test_a_flooding_agent_owns_its_rate_limits(tmp_path: Path, tiny_seed: Path) 
     evaluations = run.evaluations()
     assert [e.resolved for e in evaluations] == [False, False]
     assert not any("met an outage" in (e.error or "") for e in evaluations)
+
+
+def test_giving_up_on_a_pause_then_resuming_loses_nothing(
+    tmp_path: Path, tiny_seed: Path, standin: StandIn
+) -> None:
+    import threading
+
+    # greedy: a resumed run reseeds its strategy's random choices, greedy makes none, so
+    # the resumed run must end exactly as the undisturbed one
+    calm, _, _ = _run(tmp_path / "calm", tiny_seed, standin, strategy="greedy")
+    standin.calls = 0
+    standin.down_after_calls = (9, 3600.0)  # down for good, until the test says otherwise
+    run_dir = tmp_path / "stopped"
+    stopped: list[MetaLoop] = []
+
+    def ctrl_c_once_paused() -> None:  # what the first Ctrl-C does
+        while not stopped or not stopped[0].breakers.held():
+            threading.Event().wait(0.05)
+        stopped[0].request_stop()
+
+    original = MetaLoop.__init__
+
+    def keep(self: MetaLoop, *a: Any, **k: Any) -> None:
+        original(self, *a, **k)
+        stopped.append(self)
+
+    MetaLoop.__init__ = keep  # type: ignore[method-assign]
+    threading.Thread(target=ctrl_c_once_paused, daemon=True).start()
+    try:
+        run, _, summary = _run(run_dir, tiny_seed, standin, strategy="greedy")
+    finally:
+        MetaLoop.__init__ = original  # type: ignore[method-assign]
+    assert summary.stop_reason == "interrupted"
+    assert run.jobs(["queued"]), "the re-queued jobs wait in the store for the resume"
+
+    standin.down_window = None  # back
+    run = Run.open(run_dir)
+    gateway = Gateway.from_config(run.config, run="t", log_dir=None, on_usage=run.record_usage)
+    gateway.start().watch_outages()
+    try:
+        MetaLoop(run, jobs=FakeJobs(run, gateway=gateway, gives_up=True)).run()
+    finally:
+        gateway.stop()
+    assert lineage(run) == lineage(calm)
+    assert results(run) == results(calm)
