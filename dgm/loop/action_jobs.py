@@ -142,8 +142,12 @@ class ActionJobs:
                 return self.recorder.gave_up(job_id, outage)
             if isinstance(settled, BaseException):
                 return self.recorder.crash(job_id, settled)
+            try:
+                recorded = self.recorder.expansion(job_id, parent, target, where, settled)
+            except InfrastructureFailure as full:  # the store refused it: the disk is full
+                return self._requeue(action, job_id, job, full)
             self._healthy()
-            return self.recorder.expansion(job_id, parent, target, where, settled)
+            return recorded
 
         return Work(factory.run_job, job, settle)
 
@@ -158,8 +162,12 @@ class ActionJobs:
             settled = self._scored_anyway(action, job_id, job, settled, outage)
         if isinstance(settled, BaseException):
             return self.recorder.crash(job_id, settled)
+        try:
+            recorded = self.recorder.evaluation(job_id, settled)
+        except InfrastructureFailure as full:  # the store refused it: the disk is full
+            return self._requeue(action, job_id, job, full)
         self._healthy()
-        return self.recorder.evaluation(job_id, settled)
+        return recorded
 
     # -- outages --------------------------------------------------------------------------
     def _outage(self, job_id: str, job: Any, settled: Any) -> InfrastructureFailure | None:

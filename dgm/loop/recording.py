@@ -25,6 +25,7 @@ from dgm.loop.executors import (
     JobCrashed,
     Outcome,
 )
+from dgm.loop.failures import disk_full
 from dgm.loop.stop_rules import StopRules
 from dgm.store import Run
 
@@ -56,6 +57,7 @@ class Recorder:
         try:
             recorded = self.run.record_evaluation(evaluation)
         except Exception as exc:
+            self._raise_if_disk_full(exc)
             return self.unrecorded(job_id, exc)
         if recorded.tampered:  # in the run's events too: `dgm status` lists the latest
             data = {"node": recorded.node_id, "task": recorded.task_id,
@@ -72,6 +74,7 @@ class Recorder:
         try:
             outcome = self._record_expansion(job_id, parent, target, log_dir, result)
         except Exception as exc:
+            self._raise_if_disk_full(exc)
             return self.unrecorded(job_id, exc)
         self.rules.job_finished()
         return outcome
@@ -137,6 +140,16 @@ class Recorder:
                 "lost_usd": round(lost_usd, 6)}  # fmt: skip
         self._quietly(lambda: self.run.event("job_infra", **data))
         return InfraFailed(failure.dependency, reason)
+
+    def _raise_if_disk_full(self, exc: BaseException) -> None:
+        """A result the store refused because the host's disk under the run is full is an
+        outage: the job runs again once there is space (the caller re-queues it), instead
+        of counting towards the stop rule."""
+        text = str(exc).lower()
+        if "disk is full" in text or "no space left" in text or isinstance(exc, OSError):
+            full = disk_full(self.run.path)
+            if full:
+                raise InfrastructureFailure("disk", f"the host disk is full: {full}") from exc
 
     def gave_up(self, job_id: str, failure: InfrastructureFailure) -> Outcome:
         """An expansion re-queued for outages too often: a failed expansion, with why."""
