@@ -109,10 +109,6 @@ class Ledger:
         with self._lock:
             return copy.deepcopy(self._totals)
 
-    def job_tally(self, job_id: str) -> Tally:
-        with self._lock:
-            return copy.deepcopy(self._jobs[job_id].tally)
-
     # -- the rules ---------------------------------------------------------------------
     def _refuse_if_over(
         self, account: JobAccount, max_cost: float, max_tokens: int, modest: float

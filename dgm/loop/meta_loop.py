@@ -3,7 +3,7 @@
     MetaLoop(run, jobs=factory).run()
 
 It rebuilds the search state from the store (resume.py), asks the strategy for actions
-through the scheduler, turns each action into a job (action_jobs.py: expand makes a
+through the scheduler, turns each action into a job (job_making/from_actions.py: expand makes a
 child, evaluate runs node x task), records every finished job in the store in one
 transaction (recording.py), and stops on the strategy's word, a limit (evaluations,
 nodes, dollars, hours), or Ctrl-C / SIGTERM (stop_rules.py). Held-out tasks never reach
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dgm.loop.action_jobs import ActionJobs, eval_job_id, expand_job_id
+from dgm.executors import Completion, make_executor
 from dgm.loop.breakers import Breakers
 from dgm.loop.confirmation import confirm, search_plan
-from dgm.loop.executors import Completion, make_executor
-from dgm.loop.job_factory import JobFactory
+from dgm.loop.job_making.factory import JobFactory
+from dgm.loop.job_making.from_actions import ActionJobs, eval_job_id, expand_job_id
 from dgm.loop.job_order import OrderedExecutor, RecordedOrder
 from dgm.loop.recording import Recorder
 from dgm.loop.resume import in_flight_actions, rebuild_state

@@ -16,8 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dgm.errors import DgmError, InfrastructureFailure
-from dgm.jobs.diagnose import ImprovementTarget
-from dgm.loop.executors import (
+from dgm.executors import (
     Evaluated,
     Expanded,
     ExpansionFailed,
@@ -25,6 +24,7 @@ from dgm.loop.executors import (
     JobCrashed,
     Outcome,
 )
+from dgm.jobs.diagnose import ImprovementTarget
 from dgm.loop.failures import disk_full
 from dgm.loop.stop_rules import StopRules
 from dgm.store import Run

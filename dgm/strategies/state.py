@@ -25,15 +25,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dgm.config import StrategyConfig
+
 NodeId = int
 """A node's id: the store's row id (the seed is 0), the same type everywhere."""
 
 ROOT: NodeId = 0
 """Id of the seed agent, as the store names it."""
 
-BARREN_AFTER = 3
-"""A parent whose last this-many expansions produced nothing new is not expanded again
-until it is evaluated again (`expandable_column`)."""
+BARREN_AFTER: int = StrategyConfig.model_fields["barren_after"].default
+"""`[strategy] barren_after`'s default (one number, kept by the config): a parent whose last
+this-many expansions produced nothing new is not expanded again until it is evaluated again
+(`expandable_column`)."""
 
 
 @dataclass(frozen=True)

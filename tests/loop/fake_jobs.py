@@ -22,8 +22,8 @@ from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.evaluate import usage_of
 from dgm.jobs.expand import ExpandResult
 from dgm.jobs.llm_access import LLMAccess, chat
-from dgm.loop.adapters import llm_outage_of, llm_probes
-from dgm.loop.job_factory import JobFactory
+from dgm.loop.job_making.factory import JobFactory
+from dgm.loop.job_making.sandbox_jobs import llm_outage_of, llm_probes
 from dgm.store import Evaluation, Run
 from dgm.strategies import TaskPlan
 

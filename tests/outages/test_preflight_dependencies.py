@@ -28,7 +28,7 @@ def no_swebench(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("something was built or run before the preflight")
 
     import dgm.benchmarks.swebench.images as images
-    import dgm.loop.evaluate_agent as evaluate_agent
+    import dgm.evaluation.evaluate_agent as evaluate_agent
 
     monkeypatch.setattr(images, "build", spent)
     monkeypatch.setattr(evaluate_agent, "evaluate_agent", spent)

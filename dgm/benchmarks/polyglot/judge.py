@@ -116,7 +116,8 @@ def judge_polyglot(
             limits=limits,
             labels=labels or {},
         )
-        result = run_command(spec, ["python3", "/stage/judge_prep.py"], task.time_limit_s, backend)
+        prep = ["python3", "/stage/judge_prep.py"]
+        result = run_command(spec, prep, task.test_timeout_s, backend)
     verdict = verdict_from(result, task, plan)
     return verdict, readable_log(result.output, plan, verdict)
 
@@ -149,7 +150,7 @@ def verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
 
 def abnormal_end(result: ExecResult, task: Task, test_exit: int | None) -> str | None:
     if result.timed_out:
-        return f"the test command was killed at the {task.time_limit_s} s limit"
+        return f"the test command was killed at the {task.test_timeout_s} s limit"
     if result.oom_killed:
         return "the tests ran out of memory"
     if result.exit_code == PATCH_FAILED and "the patch does not apply" in result.output:

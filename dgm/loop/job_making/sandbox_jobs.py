@@ -21,17 +21,16 @@ from dgm.jobs import run_job
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.evaluate import AgentRef, EvalJob, usage_of, with_usage
 from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings
+from dgm.jobs.expand.improve import procedure_for
+from dgm.jobs.expand.job import EXPAND_IMAGE
 from dgm.jobs.hidden_redaction import hidden_texts
-from dgm.jobs.improve_agent import procedure_for
 from dgm.jobs.llm_access import LLMAccess
-from dgm.loop.job_factory import JobFactory
+from dgm.loop.job_making.factory import JobFactory
 from dgm.sandbox import ResourceLimits
 from dgm.sandbox.orphans import LABEL_PID
 from dgm.sandbox.session import choose_backend
 from dgm.store import Evaluation, Run
 from dgm.strategies import TaskPlan
-
-EXPAND_IMAGE = "runtime"
 
 
 def llm_outage_of(gateway: Any, job_id: str) -> tuple[str, str] | None:

@@ -41,12 +41,14 @@ def start_gateway(
 ) -> Any:  # fmt: skip
     """A started gateway for `dgm eval`'s agent (the dry run's scripted model registered
     when that is the model); `price` ($/Mtok in, out) for a model the table lacks."""
-    from dgm.gateway import Gateway, RetryPolicy
+    from dgm.gateway import Gateway, GatewaySettings, RetryPolicy
     from dgm.scripted.worlds import is_world_model, register
 
     if is_world_model(model):  # a dry run's scripted model
         register(task_lookup)
     prices = {model: price} if price else None
-    gateway = Gateway(model, run="eval", log_dir=out / "logs", port=None, prices=prices,
-                      retry=RetryPolicy(max_retries=max_retries))  # fmt: skip
-    return gateway.start().watch_outages()
+    retry = RetryPolicy(max_retries=max_retries)
+    settings = GatewaySettings(
+        model, run="eval", log_dir=out / "logs", port=None, prices=prices, retry=retry
+    )
+    return Gateway(settings).start().watch_outages()

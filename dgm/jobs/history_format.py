@@ -1,6 +1,6 @@
 """The structured history an improvement step reads (format `dgm-history/1`).
 
-The loop writes it on the host (dgm/loop/history.py) into `<expand log dir>/history/`
+The loop writes it on the host (dgm/loop/history_writer.py) into `<expand log dir>/history/`
 before an expand job starts; the built-in diagnosis renders it into its prompt, and in
 hyperagent mode the parent's own `improve` command reads the folder (`/history`,
 read-only). Everything in it is already redacted: no hidden test source, no canary

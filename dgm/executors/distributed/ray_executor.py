@@ -3,7 +3,7 @@
 Each job is a task needing one unit of a custom resource (`dgm_slot` by default) that a
 node offers per sandbox it may run at once, so the cluster bounds the sandboxes per
 machine. The head (this process) stays the only writer: a job leaves as a parcel (the
-job's plain data plus tarballs of the folders it reads, dgm/distributed/parcel.py), and
+job's plain data plus tarballs of the folders it reads, parcel.py), and
 its result and log folder come back and are recorded here, through the job's own
 `finish`, exactly as with the thread executor.
 
@@ -20,11 +20,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dgm.distributed.cluster import SLOT_RESOURCE, connect, require_ray, total_slots
-from dgm.distributed.parcel import Parcel, Returned, pack, receive
-from dgm.distributed.worker import run_parcel, warm
 from dgm.errors import DgmError
-from dgm.loop.executors import Completion, JobCrashed, Outcome, Ticket, Work
+from dgm.executors.distributed.cluster import SLOT_RESOURCE, connect, require_ray, total_slots
+from dgm.executors.distributed.parcel import Parcel, Returned, pack, receive
+from dgm.executors.distributed.worker import run_parcel, warm
+from dgm.executors.protocol import Completion, JobCrashed, Outcome, Ticket, Work
 
 Placed = Callable[[str, Returned, float], None]
 """(job id, what its node sent back, seconds from submit to its result here)."""
@@ -59,7 +59,7 @@ class RayExecutor:
             retry_exceptions=False,
         )  # fmt: skip
         self._head = ray.get_runtime_context().get_node_id()
-        self.warm_nodes = self._warm_up(min(workers, total_slots(slot_resource)), slot_resource)
+        self._warm_up(min(workers, total_slots(slot_resource)), slot_resource)
         self._pending: dict[Any, tuple[Ticket, Work, Parcel, float]] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()

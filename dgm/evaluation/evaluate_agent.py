@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dgm.executors import Evaluated, Outcome, Work, make_executor
 from dgm.jobs import run_job
 from dgm.jobs.evaluate import AgentRef, EvalJob, usage_of, with_usage
 from dgm.jobs.llm_access import LLMAccess
-from dgm.loop.executors import Evaluated, Outcome, Work, make_executor
 from dgm.loop.scheduler import Scheduler
 from dgm.store.records import Evaluation, Score
 from dgm.strategies import ROOT, Evaluate, NodeId, SearchState, TaskPlan
@@ -116,8 +116,8 @@ def bind_eval_job(gateway: Any, job: EvalJob) -> Any:
 
 def outage_of(gateway: Any, job_id: str, error: BaseException | None, out_dir: Path) -> str | None:
     """Why the task met an outage (the provider, Docker, the disk), or None."""
-    from dgm.loop.adapters import llm_outage_of
     from dgm.loop.failures import infrastructure_of
+    from dgm.loop.job_making.sandbox_jobs import llm_outage_of
 
     found = infrastructure_of(error, out_dir) if error is not None else None
     if found is not None:

@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dgm.distributed.node_images import ensure_images
-from dgm.distributed.parcel import Parcel, Returned, pack_logs, scratch_root, unpack
-from dgm.distributed.relay import JobRelay
+from dgm.executors.distributed.node_images import ensure_images
+from dgm.executors.distributed.parcel import Parcel, Returned, pack_logs, scratch_root, unpack
+from dgm.executors.distributed.relay import JobRelay
 
 _swept = threading.Event()
 
@@ -90,7 +90,7 @@ def _fetch_from(head_node: str) -> Callable[[str], bytes]:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        from dgm.distributed.node_images import save_image
+        from dgm.executors.distributed.node_images import save_image
 
         on_head = NodeAffinitySchedulingStrategy(node_id=head_node, soft=False)
         remote = ray.remote(save_image).options(num_cpus=0, scheduling_strategy=on_head)

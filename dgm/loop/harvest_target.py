@@ -2,7 +2,7 @@
 
 The eval job keeps the tools an agent wrote during a task (`<eval log>/out/tools/<name>/
 {tool.json,tool.py}`, dgm/jobs/agent_run.py). A parent is offered a `harvest` expansion
-(dgm/jobs/harvest.py) when its SUCCESSFUL evaluations (resolved, not tampered) left tools
+(dgm/jobs/expand/harvest.py) when its SUCCESSFUL evaluations (resolved, not tampered) left tools
 that its codebase lacks (same content hash, or a tool of that name already there), that
 no earlier harvest of this parent tried, its agent.toml declares `[tools] dir`, and the
 judge never caught it tampering (then the tampering is what its next step must hear).
@@ -20,7 +20,7 @@ from typing import Any
 from dgm import safefs
 from dgm.jobs.agent_run import MAX_KEPT_TOOLS, TOOL_FILES, TOOL_NAME
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.jobs.harvest import content_hash, tools_dir_of
+from dgm.jobs.expand.harvest import content_hash, tools_dir_of
 from dgm.store import Evaluation, Run
 
 log = logging.getLogger(__name__)

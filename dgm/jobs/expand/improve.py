@@ -3,11 +3,11 @@
 With `[self_improve] mode = "agent"` the expand job runs the parent's `improve` command
 (agent.toml) in a sandbox: its code read-only at /agent, a writable git copy of that same
 code at /work, the history of its lineage read-only at /history (dgm-history/1, written
-by the loop: dgm/loop/history.py), /out for its record, and one LLM endpoint (role
+by the loop: dgm/loop/history_writer.py), /out for its record, and one LLM endpoint (role
 `improve`) for every call it makes, diagnosis and self-edit alike. What it chooses to
 improve and how is the agent's code, which the child may rewrite: the meta level evolves
 with the agent. The harness then does what it does for the built-in procedure
-(expand.make_child): diff -> child -> smoke.
+(child.make_child): diff -> child -> smoke.
 
 An agent without an `improve` command falls back to the built-in procedure and says so.
 """
@@ -15,18 +15,17 @@ An agent without an `improve` command falls back to the built-in procedure and s
 from __future__ import annotations
 
 import logging
-import re
 import shutil
 import tempfile
-from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+from dgm import safefs
 from dgm.errors import DgmError
-from dgm.jobs.agent_run import load_manifest, run_agent
+from dgm.jobs import agent_run
+from dgm.jobs.agent_run import load_manifest
+from dgm.jobs.expand.child import finish, make_child, self_edit_request
+from dgm.jobs.expand.job import ExpandJob, ExpandResult
 from dgm.workspace_git import git_init
-
-if TYPE_CHECKING:
-    from dgm.jobs.expand import ExpandJob, ExpandResult
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +59,12 @@ def procedure_for(mode: str, parent_code: Path, log_dir: Path | None = None) -> 
 
 def run_improve(job: ExpandJob, started: float) -> ExpandResult:
     """The parent's `improve` command on a writable copy of its own source."""
-    from dgm.jobs.expand import _finish, make_child, self_edit_request
-
     settings, parent_code, log_dir = job.settings, Path(job.parent_code), Path(job.log_dir)
     (log_dir / "procedure.txt").write_text(AGENT + "\n")
     if job.history_dir is None or not Path(job.history_dir).is_dir():
-        return _finish(log_dir, started, "agent_error", IMPROVE_STATEMENT,
-                       reason="no history folder was written for this expansion",
-                       procedure=AGENT)  # fmt: skip
+        return finish(log_dir, started, "agent_error", IMPROVE_STATEMENT,
+                      reason="no history folder was written for this expansion",
+                      procedure=AGENT)  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="dgm-improve-") as tmp:
         workspace = Path(tmp) / "work"
         shutil.copytree(parent_code, workspace, symlinks=True)
@@ -76,44 +73,14 @@ def run_improve(job: ExpandJob, started: float) -> ExpandResult:
             job, workspace, base, f"improve/{job.job_id}", IMPROVE_STATEMENT,
             command="improve", history=Path(job.history_dir),
         )  # fmt: skip
-        agent = run_agent(request, log_dir / "out", job.improve_llm, settings.backend)
-        statement = _statement_of(log_dir / "out") or IMPROVE_STATEMENT
+        agent = agent_run.run_agent(request, log_dir / "out", job.improve_llm, settings.backend)
+        statement = statement_of(log_dir / "out") or IMPROVE_STATEMENT
         (log_dir / "problem_statement.md").write_text(statement)
         return make_child(job, workspace, agent, statement, started, procedure=AGENT)
 
 
-def _statement_of(out_dir: Path) -> str | None:
+def statement_of(out_dir: Path) -> str | None:
     """The problem statement the agent's procedure chose, if it left one in /out
     (`problem_statement.md`, as the seed's does): the child's origin in the lineage."""
-    from dgm import safefs
-
     text = safefs.read_text_or_none(out_dir / "problem_statement.md")
     return text.strip()[:20_000] or None if text else None
-
-
-def touched_paths(patch: str) -> set[str]:
-    """The files a git diff changes (both sides of a rename)."""
-    paths: set[str] = set()
-    for match in re.finditer(r"^diff --git a/(\S+) b/(\S+)$", patch, re.M):
-        paths.update(match.groups())
-    return paths
-
-
-def improve_changed(parent_code: Path, child_code: Path, patch: str) -> bool:
-    """Whether the child changed its improvement procedure: the diff touches a file (or a
-    folder) the PARENT's `[improve] paths` name, or the `improve` command line differs."""
-    try:
-        parent = load_manifest(parent_code)
-    except DgmError:
-        return False
-    try:
-        child_command = load_manifest(child_code).commands.get("improve")
-    except DgmError:
-        child_command = None
-    if child_command != parent.commands.get("improve"):
-        return True
-    declared = [PurePosixPath(p) for p in parent.improve_paths]
-    for touched in map(PurePosixPath, touched_paths(patch)):
-        if any(touched == d or d in touched.parents for d in declared):
-            return True
-    return False

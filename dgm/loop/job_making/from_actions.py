@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from dgm.errors import DgmError, InfrastructureFailure
+from dgm.executors import Outcome, Work
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
-from dgm.jobs.group import group_experience_from_run
-from dgm.loop.executors import Outcome, Work
 from dgm.loop.failures import infrastructure_of
-from dgm.loop.harvest_tools import harvest_target
-from dgm.loop.history import budget_left, write_history
-from dgm.loop.job_factory import JobFactory
+from dgm.loop.group_experience import group_experience_from_run
+from dgm.loop.harvest_target import harvest_target
+from dgm.loop.history_writer import budget_left, write_history
+from dgm.loop.job_making.factory import JobFactory
 from dgm.loop.recording import Recorder, describe_error
 from dgm.store import Evaluation, Run
 from dgm.strategies import Evaluate, Expand, NodeId, SearchState
@@ -267,7 +267,7 @@ class ActionJobs:
         )
 
     def _history(self, parent: int, ordinal: int, log_dir: Path) -> Path | None:
-        """The parent's structured history in the job's log folder (dgm/loop/history.py);
+        """The parent's structured history in the job's log folder (dgm/loop/history_writer.py);
         the step can go without it, so a failure to write it is only logged."""
         try:
             elapsed = self.elapsed_s() if self.elapsed_s is not None else None

@@ -2,7 +2,7 @@
 
     write_history(run, node, ordinal, log_dir / "history", hidden_sources=..., budget=...)
 
-The format (`dgm-history/1`) is defined and read in dgm/jobs/history.py. Everything is
+The format (`dgm-history/1`) is defined and read in dgm/jobs/history_format.py. Everything is
 taken from the store (nodes, evaluations, expand jobs) and the eval log folders, and
 redacted the way `choose_target` redacts the diagnosis's evidence, only stricter, since
 an agent's own improve procedure reads it:
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dgm import key_redaction, safefs
-from dgm.jobs import history as fmt
+from dgm.jobs import history_format as fmt
 from dgm.jobs.diagnose import TRAJECTORY_LIMIT, trajectory_text
 from dgm.jobs.hidden_redaction import HiddenSource, redact, results_for_diagnosis
 from dgm.store import Evaluation, Node, Run

@@ -6,7 +6,7 @@ Everything live (the gateway, the store) stays in the loop's process: the factor
 job to the gateway before it starts (the job carries only an endpoint description) and
 `settle` turns the job's result into what the store records, after it ends.
 
-The production implementation is `dgm.loop.adapters.SandboxJobs`; tests substitute their own.
+The production implementation is `SandboxJobs` (sandbox_jobs.py); tests substitute their own.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class JobFactory:
         history_dir: Path | None = None,
     ) -> Any:
         """The payload of one self-improvement step of `parent`; `history_dir` holds its
-        structured history (dgm/jobs/history.py), or None when it could not be written."""
+        structured history (dgm/jobs/history_format.py), or None when it could not be written."""
         raise NotImplementedError
 
     def release(self, job: Any) -> None:

@@ -71,8 +71,8 @@ def total_slots(slot_resource: str = SLOT_RESOURCE) -> int:
 
 def node_report(required: tuple[str, ...]) -> dict[str, Any]:
     """On one node: its name, whether Docker answers, which of `required` images it has."""
-    from dgm.distributed.node_images import has_image
-    from dgm.distributed.worker import node_identity
+    from dgm.executors.distributed.node_images import has_image
+    from dgm.executors.distributed.worker import node_identity
     from dgm.sandbox.docker_client import docker_available
 
     report: dict[str, Any] = {**node_identity(), "docker": docker_available(), "images": {}}

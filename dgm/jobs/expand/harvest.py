@@ -3,7 +3,7 @@
 An agent that declares `[tools] dir` in agent.toml may write tools for itself while it
 works (the seed: `make_tool`); the eval job keeps them (`<eval log>/out/tools/<name>/`).
 The loop picks those from the parent's SUCCESSFUL evaluations that its codebase lacks
-(dgm/loop/harvest_tools.py) and sends them here as the target's `tools`. This job makes
+(dgm/loop/harvest_target.py) and sends them here as the target's `tools`. This job makes
 NO LLM call:
 
     tools   each tool's own smoke check runs in a sandbox (tool_smoke.py); failing
@@ -27,8 +27,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dgm import safefs
-from dgm.jobs.agent_run import MANIFEST_LIMIT, AgentRunRequest, run_agent
-from dgm.jobs.expand import ExpandJob, ExpandResult, ExpandSettings, _finish, _smoke
+from dgm.jobs import agent_run
+from dgm.jobs.agent_run import MANIFEST_LIMIT, AgentRunRequest
+from dgm.jobs.expand.child import finish, smoke
+from dgm.jobs.expand.job import ExpandJob, ExpandResult, ExpandSettings
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
 from dgm.workspace_git import git_diff, git_init
 
@@ -105,7 +107,7 @@ def run_harvest(job: ExpandJob) -> ExpandResult:
             return _done(log_dir, started, "empty_patch", statement,
                          reason="every tool is in the codebase already")  # fmt: skip
         if settings.smoke_test:
-            passed, output = _smoke(child, log_dir, labels, settings)
+            passed, output = smoke(child, log_dir, labels, settings)
             if not passed:
                 return _done(log_dir, started, "smoke_failed", statement, diff,
                              reason=f"the child's smoke test failed: {output[-1500:]}")  # fmt: skip
@@ -140,7 +142,7 @@ def _tool_smoke(
             command="smoke",
             labels=labels,
         )
-        result = run_agent(request, log_dir / "tool-smoke" / name, None, settings.backend)
+        result = agent_run.run_agent(request, log_dir / "tool-smoke" / name, None, settings.backend)
     passed = result.exit_code == 0 and not result.timed_out and result.error is None
     return {"name": name, "passed": passed, "output": result.output[-2000:]}
 
@@ -155,5 +157,5 @@ def _done(
     harvested: list[str] | None = None,
 ) -> ExpandResult:
     # `harvest` in either self-improvement mode: no improvement procedure ran.
-    return _finish(log_dir, started, status, statement, diff, reason, procedure="harvest",
-                   harvested=harvested)  # fmt: skip
+    return finish(log_dir, started, status, statement, diff, reason, procedure="harvest",
+                  harvested=harvested)  # fmt: skip
