@@ -141,15 +141,21 @@ class Recorder:
         self._quietly(lambda: self.run.event("job_infra", **data))
         return InfraFailed(failure.dependency, reason)
 
-    def _raise_if_disk_full(self, exc: BaseException) -> None:
-        """A result the store refused because the host's disk under the run is full is an
+    def disk_full_failure(self, exc: BaseException) -> InfrastructureFailure | None:
+        """A write the store refused because the host's disk under the run is full is an
         outage: the job runs again once there is space (the caller re-queues it), instead
         of counting towards the stop rule."""
         text = str(exc).lower()
         if "disk is full" in text or "no space left" in text or isinstance(exc, OSError):
             full = disk_full(self.run.path)
             if full:
-                raise InfrastructureFailure("disk", f"the host disk is full: {full}") from exc
+                return InfrastructureFailure("disk", f"the host disk is full: {full}")
+        return None
+
+    def _raise_if_disk_full(self, exc: BaseException) -> None:
+        full = self.disk_full_failure(exc)
+        if full is not None:
+            raise full from exc
 
     def gave_up(self, job_id: str, failure: InfrastructureFailure) -> Outcome:
         """An expansion re-queued for outages too often: a failed expansion, with why."""

@@ -91,7 +91,8 @@ class ActionJobs:
         if isinstance(action, Evaluate):
             job_id = resumed.pop(0) if resumed else eval_job_id(action.node, action.task)
             self.last_job_id = job_id
-            refused = self._start(job_id, "eval", {"node": action.node, "task": action.task})
+            inputs = {"node": action.node, "task": action.task}
+            refused = self._start(job_id, "eval", inputs, action)
             if refused is not None:
                 return refused
             try:
@@ -117,7 +118,7 @@ class ActionJobs:
             inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict(),
                       "group": group}  # fmt: skip
         self.last_job_id = job_id
-        refused = self._start(job_id, "expand", inputs)
+        refused = self._start(job_id, "expand", inputs, action)
         if refused is not None:
             return refused
         target = ImprovementTarget(**inputs["target"])
@@ -218,9 +219,12 @@ class ActionJobs:
         except Exception as exc:
             return exc
 
-    def _start(self, job_id: str, kind: str, inputs: dict[str, Any]) -> Work | None:
+    def _start(
+        self, job_id: str, kind: str, inputs: dict[str, Any], action: Expand | Evaluate
+    ) -> Work | None:
         """The job's row, queued then running; if the store refuses it, the Work that
-        reports so (the job does not run: its result could not be recorded either)."""
+        reports so (the job does not run: its result could not be recorded either). A
+        refusal for a full host disk re-queues the job: the run pauses until there is space."""
         try:
             self.run.queue_job(job_id, kind, inputs)
             self.run.start_job(job_id)
@@ -228,7 +232,14 @@ class ActionJobs:
             refusal = exc  # `exc` is unbound after the except block
 
             def report(result: Any, error: BaseException | None) -> Outcome:
-                return self.recorder.unrecorded(job_id, refusal, "start")
+                full = self.recorder.disk_full_failure(refusal)
+                if full is None:
+                    return self.recorder.unrecorded(job_id, refusal, "start")
+                if self.breakers is not None:
+                    self.breakers.failed(full.dependency, full.message)
+                if isinstance(action, Evaluate):  # an expansion's id is made afresh
+                    self.resume(action, job_id)
+                return self.recorder.infrastructure(job_id, full, 0.0)
 
             return Work(_fail, Unbuildable(describe_error(exc)), report)
         return None
