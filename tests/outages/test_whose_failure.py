@@ -147,3 +147,52 @@ def test_status_says_what_is_down_since_when_and_the_next_probe() -> None:
         "llm:openai": {"since": 11.0, "reason": "still 503", "next_probe_at": 26.0}
     }
     assert down_now([*events, {"kind": "run_started", "ts": 30.0}]) == {}  # a new session
+
+
+def test_results_the_full_host_disk_refuses_pause_the_run_until_there_is_space(
+    tmp_path: Path, tiny_seed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store refuses results ("database or disk is full") while the host measures its
+    disk full: the jobs are re-queued, the run pauses on the disk breaker instead of
+    stopping, and once there is space it ends as an undisturbed run does."""
+    import sqlite3
+
+    from dgm.config import RunConfig
+    from dgm.loop.meta_loop import MetaLoop
+    from dgm.store import Run
+    from tests.loop.fake_jobs import FakeJobs
+
+    def fresh(name: str) -> Run:
+        config = RunConfig(name="t").with_overrides(
+            {"strategy.name": "greedy", "workers": 1, "limits.max_evals": 12}
+        )
+        return Run.create(tmp_path / name, config, tiny_seed)
+
+    calm = fresh("calm")
+    MetaLoop(calm, jobs=FakeJobs(calm)).run()
+
+    run = fresh("full")
+    loop = MetaLoop(run, jobs=FakeJobs(run))
+    loop.breakers.first_probe_s = 0.05
+    refusals = {"left": 4}
+
+    class FullStore:  # refuses 4 results, then the space is back
+        def __getattr__(self, name: str):
+            if name == "record_evaluation" and refusals["left"] > 0:
+                refusals["left"] -= 1
+                raise sqlite3.OperationalError("database or disk is full")
+            return getattr(run, name)
+
+    space = {"free": False}
+    gib = 2**30
+    monkeypatch.setattr(failures, "disk_usage",
+                        lambda path: ((10 if space["free"] else 0) * gib, 100 * gib))  # fmt: skip
+    loop.recorder.run = FullStore()  # type: ignore[assignment]
+    loop.breakers.probes["disk"] = lambda: space.update(free=True)  # the space is back: None
+    summary = loop.run()
+
+    assert not summary.failed, summary.stop_reason
+    kinds = [e["kind"] for e in run.events(limit=None)]
+    assert "paused" in kinds and "resumed" in kinds
+    pairs = sorted((e.node_id, e.task_id, e.resolved) for e in run.evaluations())
+    assert pairs == sorted((e.node_id, e.task_id, e.resolved) for e in calm.evaluations())
