@@ -338,6 +338,10 @@ class Gateway:
         """Whether a call was refused because of the run's dollar cap."""
         return self.ledger.run_cap_hit
 
+    def set_run_budget(self, usd: float | None) -> None:
+        """The run's dollar cap, changed while it runs (`dgm steer RUN budget USD`)."""
+        self.ledger.set_run_cap(usd)
+
     def replay_miss(self, job_id: str) -> str | None:
         """Why a replayed job could not be answered (a call its recording lacks), or None."""
         for backend in list(self._backends.values()):

@@ -33,6 +33,7 @@ from dgm.loop.job_order import OrderedExecutor, RecordedOrder
 from dgm.loop.recording import Recorder
 from dgm.loop.resume import in_flight_actions, rebuild_state
 from dgm.loop.scheduler import RunSummary, Scheduler, SearchBudget
+from dgm.loop.steering import SteeredStrategy, Steering
 from dgm.loop.stop_rules import (
     INTERRUPTED,
     Clock,
@@ -144,6 +145,7 @@ class MetaLoop:
             run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.limit_s
         )
         self.recorder = Recorder(run, self.rules, self._cancelled)
+        self.steering = Steering(run, self.rules, jobs)
         self.action_jobs = ActionJobs(run, jobs, self.recorder)
         self.action_jobs.elapsed_s = self.limit_s
         self.action_jobs.breakers = self.breakers
@@ -172,9 +174,13 @@ class MetaLoop:
         with make_executor(self.executor_kind, config.workers, run, self.jobs) as pool:
             executor = OrderedExecutor(pool, run, lambda: self.action_jobs.last_job_id,
                                        recorded, self.jobs.replay_miss)  # fmt: skip
-            should_stop = lambda: executor.check() or self.rules.check()  # noqa: E731
+
+            def should_stop() -> StopReason | None:
+                self.steering.apply_pending()  # a person's requests first (dgm serve, steer)
+                return executor.check() or self.rules.check()
+
             self.scheduler = Scheduler(
-                strategy,
+                SteeredStrategy(strategy, self.steering),  # type: ignore[arg-type]
                 self.state,
                 executor,
                 slots,
@@ -186,11 +192,16 @@ class MetaLoop:
                 code_of=self.recorder.codes.get,
                 breakers=self.breakers,
             )
+            self.steering.attach(self.scheduler, self.state)
             for action, job_id in in_flight_actions(run, self.state):
                 self.action_jobs.resume(action, job_id)
                 self.scheduler.submit(action)
+            self.steering.watch()
             with Interrupts(lambda: self.request_stop(), self._cancel_now):
-                summary = self.scheduler.run()
+                try:
+                    summary = self.scheduler.run()
+                finally:
+                    self.steering.close()
                 # After the search: its top candidates on the held-out tasks; the verdict
                 # is recorded in the store, where `best_node` reads it.
                 confirm(

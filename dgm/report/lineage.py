@@ -81,7 +81,7 @@ def best_node(graph: nx.DiGraph, min_evals: int | None = None) -> int | None:
     and confirmation verdict as `build_lineage` recorded them."""
     rule = graph.graph.get("best_rule") or BestRule()
     if min_evals is not None:
-        rule = BestRule(rule.quantile, min_evals, rule.confirmed)
+        rule = BestRule(rule.quantile, min_evals, rule.confirmed, rule.banned)
     return pick_best(
         (
             Candidate(n, a["status"], a["passed"], a["total"], a.get("tampered", 0))

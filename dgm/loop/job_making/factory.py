@@ -83,6 +83,12 @@ class JobFactory:
         """Whether the LLM gateway refused a call for the run's dollar cap."""
         return False
 
+    def set_run_budget(self, usd: float | None) -> None:
+        """A person changed the run's dollar cap: tell the gateway, which enforces it."""
+        gateway = getattr(self, "gateway", None)
+        if gateway is not None:
+            gateway.set_run_budget(usd)
+
     def replay_miss(self, job_id: str) -> str | None:
         """Why a replayed job went unanswered (a call its recording lacks), or None."""
         return None
