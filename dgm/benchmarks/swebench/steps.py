@@ -81,7 +81,7 @@ def place_script(eval_script: str, base_commit: str, copied: list[str],
     secret = f"/stage/{SECRET_DIR}"
     files = swe_guard.test_files(split_eval_script(eval_script)[1])
     git = "git -c safe.directory='*'"
-    lines = [f"cd {REPO_DIR} || exit 90"]
+    lines = [f"cd {REPO_DIR} || exit 90", f"rm -rf {PREP_DIR}"]  # the host has read it
     if files:
         lines.append(f"{git} checkout {base_commit} -- {' '.join(map(shlex.quote, files))}")
     lines.append(f"{git} apply -v {secret}/test.patch || {{ echo '{TEST_PATCH_FAILED}'; exit 1; }}")
