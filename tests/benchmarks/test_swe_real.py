@@ -123,7 +123,10 @@ def test_no_attack_resolves_a_real_instance(swe_ci: SweTasks, tmp_path: Path,
     if attack in ("pytest11 entry point in a new dist-info", "sitecustomize as a package"):
         assert verdict.details["dropped_hunks"] and not verdict.resolved
     if attack == "PASSED lines printed at exit":
-        assert f"PASSED {F2P}" in log and verdict.details["log_vs_report"]
+        # the official name printed beside the renamed original's own line: one test
+        # reported under two names
+        assert f"PASSED {F2P}" in log and verdict.tampered, verdict.details
+        assert "two names" in verdict.details["tamper_evidence"]
 
 
 def test_gold_resolves_and_a_dropped_test_edit_beside_it_is_recorded(
