@@ -166,11 +166,14 @@ def test_a_forger_guessing_each_copy_familys_original_by_structure_is_caught(
     """The red team's structural attack (hostile/structural_forger.py): it passes the member
     of each new family it takes for the original. The families are exchangeable, so it is
     right about 1 time in k+1; the plan's draw is pinned to one where its rule (the
-    smallest body) picks a copy: under the old one-sided copies it won every draw."""
+    smallest body) picks a copy (under the old one-sided copies its rules won every draw
+    on this instance)."""
     from dgm.benchmarks.swebench import judge as judge_module
 
     monkeypatch.setattr(judge_module.secrets, "randbits", lambda _bits: 0)
     forger = (HOSTILE / "structural_forger.py").read_text()
     task = swe_ci.task(MARSHMALLOW)
     verdict, _ = judge(task, _patch({INIT: _append(forger)}, tmp_path), ResourceLimits(), "docker")
-    assert not verdict.resolved and verdict.tampered, verdict.details
+    # it fails the original it took for a copy (and passes a copy beside a failing original)
+    assert not verdict.resolved, verdict.details
+    assert verdict.details["resolution"] == "RESOLVED_NO"
