@@ -37,6 +37,9 @@ def _parse(text: str) -> ast.Module:
         return ast.parse(text)
 
 
+parse_python = _parse
+
+
 @dataclass(frozen=True)
 class Canary:
     name: str

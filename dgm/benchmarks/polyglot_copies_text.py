@@ -1,0 +1,374 @@
+"""Disguised test files for the brace languages (see polyglot_copies): Go, Rust, Java,
+C++, JavaScript, on spans of text.
+
+A test's span runs from its first annotation (or its line) to its closing bracket, found
+by a scanner that skips strings, characters and comments. Every test is renamed (C++
+also loses its tags, which are the same in a copy); each copy is inserted at a random
+side of its original, in the same class, `describe` or module. A must-fail copy changes
+one literal inside the expected side of an assertion (`toEqual(...)`, `assert_eq!`'s
+second argument, `isEqualTo(...)`, the literal side of a `REQUIRE(a == b)`, or a literal
+a variable named like `expected`/`want` is bound to); Go's table tests get a renamed copy
+of their table with one expected field changed. Compiled languages whose tests have no
+such literal invert the asserted condition instead (their sources are deleted before the
+tests run, polyglot_reports.DELETE_BEFORE_RUN).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from dgm.benchmarks.polyglot_canaries import without_feature_gated
+from dgm.benchmarks.polyglot_copies import (
+    MUST_FAIL,
+    MUST_PASS,
+    REAL,
+    Entry,
+    NameGen,
+    mutate_number,
+    mutate_string_body,
+    pick_copies,
+)
+
+_STRING = {
+    "go": r'"(?:\\.|[^"\\\n])*"|`[^`]*`',
+    "rust": r'b?r(?P<hash>#*)"(?:.|\n)*?"(?P=hash)|b?"(?:\\.|[^"\\])*"',
+    "cpp": r'R"(?P<delim>[^(\s]*)\((?:.|\n)*?\)(?P=delim)"|"(?:\\.|[^"\\\n])*"',
+    "java": r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"',
+    "javascript": r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`',
+}
+_CHAR = r"'(?:\\.[^']{0,8}|[^'\\\n])'"
+_TOKEN = {
+    lang: re.compile(
+        rf"(?P<com>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<str>{pattern})"
+        + (rf"|(?P<chr>{_CHAR})" if lang != "javascript" else "")
+        + r"|(?P<num>(?<![\w.])\d[\w]*(?:\.\d\w*)?)|(?P<open>[({\[])|(?P<close>[)}\]])"
+    )
+    for lang, pattern in _STRING.items()
+}
+
+
+def tokens(language: str, text: str, start: int = 0, end: int | None = None) -> Iterator[re.Match]:
+    return _TOKEN[language].finditer(text, start, len(text) if end is None else end)
+
+
+def closing(language: str, text: str, open_at: int) -> int:
+    """The index just past the bracket matching the one at `open_at` (-1 when none)."""
+    depth = 0
+    for tok in tokens(language, text, open_at):
+        if tok.lastgroup == "open":
+            depth += 1
+        elif tok.lastgroup == "close":
+            depth -= 1
+            if depth == 0:
+                return tok.end()
+    return -1
+
+
+@dataclass
+class Span:
+    start: int
+    """Start of its first line (annotations included)."""
+    end: int
+    """Just past its last line."""
+    name_at: tuple[int, int]
+    """Where its name (or quoted title) is."""
+    original: str
+    container: int
+    """Start of the innermost enclosing bracket (tests are only copied beside siblings)."""
+
+
+_HEAD = {
+    "go": re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)\s*\{", re.MULTILINE),
+    "rust": re.compile(r"^[ \t]*#\[test\][^\n]*\n(?:[ \t]*(?:#\[[^\n]*\]|//[^\n]*)?\n)*"
+                       r"[ \t]*(?:pub\s+)?fn\s+(\w+)\s*\(\s*\)[^{;]*\{", re.MULTILINE),  # fmt: skip
+    "java": re.compile(r"^[ \t]*@(?:Test|ParameterizedTest|RepeatedTest)\b(?:[^;{]|\n)*?\bvoid\s+"
+                       r"(\w+)\s*\([^)]*\)[^{;]*\{", re.MULTILINE),  # fmt: skip
+    "cpp": re.compile(r'^[ \t]*TEST_CASE\s*\(\s*("(?:[^"\\]|\\.)*")(?:\s*,\s*"(?:[^"\\]|\\.)*")?'
+                      r"\s*\)\s*\{", re.MULTILINE),  # fmt: skip
+    "javascript": re.compile(r"^[ \t]*(?:test|it)\s*\(\s*('(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|"
+                             r"`(?:\\.|[^`\\$])*`)\s*,", re.MULTILINE),  # fmt: skip
+}
+
+
+def find_tests(language: str, text: str) -> list[Span]:
+    masked = _masked(language, _same_length_visible(language, text))
+    spans = []
+    for m in _HEAD[language].finditer(masked):
+        start = m.start()
+        while start > 0:  # annotations on the lines above (Java: @Disabled, @DisplayName)
+            prev = masked.rfind("\n", 0, start - 1) + 1
+            if not masked[prev : start].strip().startswith("@") or language != "java":
+                break
+            start = prev
+        opener = m.end() - 1 if language != "javascript" else masked.index("(", m.start())
+        end = closing(language, text, opener)
+        if end < 0:
+            continue
+        end = text.find("\n", end)
+        end = len(text) if end < 0 else end + 1
+        name = text[m.start(1) : m.end(1)]
+        original = _unquote(name) if language in ("cpp", "javascript") else name
+        spans.append(Span(start, end, m.span(1), original, _container(masked, start)))
+    return [s for s in spans if not any(o is not s and o.start < s.start < o.end for o in spans)]
+
+
+def _same_length_visible(language: str, text: str) -> str:
+    """`text` with what the build leaves out (polyglot_canaries.without_feature_gated)
+    blanked with spaces, offsets kept."""
+    if language not in ("rust", "cpp"):
+        return text
+    kept = without_feature_gated(text, language).splitlines(keepends=True)
+    lines = text.splitlines(keepends=True)
+    return "".join(
+        line if k == line else re.sub(r"[^\n]", " ", line) for line, k in zip(lines, kept, strict=True)
+    )
+
+
+def _masked(language: str, text: str) -> str:
+    """`text` with comments and string contents blanked (same length), so that heads
+    are only found in code."""
+    out = list(text)
+    for tok in tokens(language, text):
+        if tok.lastgroup in ("com", "str"):
+            lo = tok.start() + (0 if tok.lastgroup == "com" else 1)
+            hi = tok.end() - (0 if tok.lastgroup == "com" else 1)
+            for i in range(lo, hi):
+                if out[i] != "\n":
+                    out[i] = " "
+    return "".join(out)
+
+
+def _container(masked: str, at: int) -> int:
+    depth = 0
+    for i in range(at - 1, -1, -1):
+        char = masked[i]
+        if char in ")}]":
+            depth += 1
+        elif char in "({[":
+            if depth == 0:
+                return i
+            depth -= 1
+    return -1
+
+
+def _unquote(literal: str) -> str:
+    return re.sub(r"\\(.)", r"\1", literal[1:-1])
+
+
+def _rename(language: str, text: str, span: Span, fresh: str) -> str:
+    """The span's text with its name replaced (C++: its tags dropped too)."""
+    lo, hi = span.name_at[0] - span.start, span.name_at[1] - span.start
+    chunk = text[span.start : span.end]
+    if language == "cpp":
+        head = re.match(r'(?:.|\n)*?TEST_CASE\s*\(\s*"(?:[^"\\]|\\.)*"(\s*,\s*"(?:[^"\\]|\\.)*")?',
+                        chunk)  # fmt: skip
+        if head and head.group(1):
+            chunk = chunk[: head.start(1)] + chunk[head.end(1) :]
+        return chunk[:lo] + f'"{fresh}"' + chunk[hi:]
+    if language == "javascript":
+        return chunk[:lo] + f"'{fresh}'" + chunk[hi:]
+    return chunk[:lo] + fresh + chunk[hi:]
+
+
+def disguise_text(language: str, text: str, names: NameGen,
+                  context: str = "") -> tuple[str, list[Entry]]:  # fmt: skip
+    """`context`: the exercise's other test files (Go: where a test's table may be)."""
+    spans = find_tests(language, text)
+    if not spans:
+        return text, []
+    mutants: dict[int, tuple[str, str, str]] = {}
+    for i, span in enumerate(spans):
+        found = mutate_test(language, text, span, names, context)
+        if found:
+            mutants[i] = found
+    passing, failing = pick_copies(list(range(len(spans))), list(mutants))
+    entries: list[Entry] = []
+    pieces: list[tuple[int, int, str]] = []
+    for i, span in enumerate(spans):
+        fresh = names.name(language)
+        entries.append(Entry(fresh, span.original, REAL))
+        chunks = [_rename(language, text, span, fresh)]
+        for kind in [MUST_PASS] * (i in passing) + [MUST_FAIL] * (i in failing):
+            copy_name = names.name(language)
+            if kind == MUST_FAIL:
+                body, how, prefix = mutants[i]
+                moved = text[: span.start] + body + text[span.end :]
+                copied = Span(span.start, span.start + len(body), span.name_at, span.original,
+                              span.container)  # fmt: skip
+                chunk = prefix + _rename(language, moved, copied, copy_name)
+            else:
+                how, chunk = "", _rename(language, text, span, copy_name)
+            entries.append(Entry(copy_name, span.original, kind, how))
+            chunks.insert(secrets.randbelow(len(chunks) + 1), "\n" + chunk)
+        pieces.append((span.start, span.end, "".join(chunks).lstrip("\n")))
+    out, last = [], 0
+    for start, end, chunk in sorted(pieces):
+        out += [text[last:start], chunk]
+        last = end
+    return "".join(out) + text[last:], entries
+
+
+# -- must-fail copies ----------------------------------------------------------------------
+_EXPECTED_ARG = {
+    "javascript": re.compile(r"\.(?:toEqual|toBe|toStrictEqual)\s*\("),
+    "java": re.compile(r"\.(?:isEqualTo|containsExactly|hasMessage)\s*\(|\bassertEquals\s*\("),
+    "rust": re.compile(r"\bassert_eq!\s*\("),
+    "cpp": re.compile(r"\b(?:REQUIRE|CHECK)\s*\("),
+    "go": re.compile(r"(?!)"),
+}
+_BOUND = re.compile(r"\b(?:const|let|var|auto|final)?\s*(?:[\w:<>,\s]+\s)?"
+                    r"(expected\w*|want\w*|exp)\s*(?::[^=\n]*)?:?=\s*", re.IGNORECASE)  # fmt: skip
+_INVERT = {
+    "rust": [(r"\bassert_eq!", "assert_ne!"), (r"\bassert!\s*\(", "assert!(!")],
+    "java": [(r"\.isEqualTo\(", ".isNotEqualTo("), (r"\.isTrue\(\)", ".isFalse()"),
+             (r"\.isFalse\(\)", ".isTrue()"), (r"\bassertEquals\(", "assertNotEquals(")],
+    "cpp": [(r"\bREQUIRE\s*\(", "REQUIRE_FALSE("), (r"\bCHECK\s*\(", "CHECK_FALSE(")],
+}
+
+
+def mutate_test(language: str, text: str, span: Span, names: NameGen,
+                context: str = "") -> tuple[str, str, str] | None:  # fmt: skip
+    """(the test's text with one expected value changed, what changed, text to put
+    before it (Go: a changed copy of its table)), or None."""
+    chunk = text[span.start : span.end]
+    if language == "go":
+        return _mutate_go(text + "\n" + context, chunk, names)
+    regions = []
+    for m in _EXPECTED_ARG[language].finditer(_masked(language, chunk)):
+        end = closing(language, chunk, m.end() - 1)
+        if end < 0:
+            continue
+        lo, hi = _expected_side(language, chunk, m, end)
+        regions.append((lo, hi))
+    for m in _BOUND.finditer(_masked(language, chunk)):
+        stop = chunk.find(";" if language != "go" else "\n", m.end())
+        regions.append((m.end(), len(chunk) if stop < 0 else stop))
+    for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
+        changed = change_literal(language, chunk, lo, hi)
+        if changed:
+            return (*changed, "")
+    for pattern, replacement in _INVERT.get(language, []):
+        if re.search(pattern, _masked(language, chunk)):
+            new = re.sub(pattern, replacement, chunk, count=1)
+            if language == "rust" and replacement == "assert!(!":
+                new = _close_negation(new)
+            if new and new != chunk:
+                return new, f"inverted {replacement}", ""
+    return None
+
+
+def _close_negation(chunk: str) -> str:
+    at = chunk.index("assert!(!") + len("assert!(!")
+    end = closing("rust", chunk, at - 2)
+    inner_end = _top_level_comma(chunk, at, end - 1)
+    return chunk[:at] + "(" + chunk[at:inner_end] + ")" + chunk[inner_end:]
+
+
+def _top_level_comma(chunk: str, lo: int, hi: int) -> int:
+    depth = 0
+    for i in range(lo, hi):
+        char = chunk[i]
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            return i
+    return hi
+
+
+def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[int, int]:
+    lo, hi = m.end(), end - 1
+    masked = _masked(language, chunk)
+    if language == "rust" or m.group(0).startswith("assertEquals"):
+        comma = _top_level_comma(masked, lo, hi)
+        return (comma + 1, hi) if language == "rust" else (lo, comma)
+    if language == "cpp":
+        inner = masked[lo:hi]
+        eq = inner.find("==")
+        if eq < 0:
+            return hi, hi
+        left, right = (lo, lo + eq), (lo + eq + 2, hi)
+        calls = [("(" in masked[a:b]) for a, b in (left, right)]
+        if calls == [True, False]:
+            return right
+        if calls == [False, True]:
+            return left
+        return hi, hi
+    return lo, hi
+
+
+def change_literal(language: str, chunk: str, lo: int, hi: int) -> tuple[str, str] | None:
+    """`chunk` with one string/number/char literal in [lo, hi) changed."""
+    found = [t for t in tokens(language, chunk, lo, hi) if t.lastgroup in ("str", "num", "chr")]
+    for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
+        literal = tok.group(0)
+        if tok.lastgroup == "num":
+            new = mutate_number(literal)
+        elif tok.lastgroup == "chr":
+            body = literal[1:-1]
+            new = f"'{mutate_string_body(body)[:1]}'" if len(body) == 1 and body.isalnum() else None
+        else:
+            quote = re.match(r'^(b?r?#*)?("""|"|\'|`)', literal)
+            if not quote or literal.startswith(("r", "br", "R")):
+                continue
+            q = quote.group(2)
+            inner = literal[len(quote.group(0)) : len(literal) - len(q)]
+            new = quote.group(0) + mutate_string_body(inner) + q
+        if new and new != literal:
+            changed = chunk[: tok.start()] + new + chunk[tok.end() :]
+            return changed, f"expected {literal} -> {new}"
+    return None
+
+
+# -- Go table tests ------------------------------------------------------------------------
+_GO_RANGE = re.compile(r"for\s+_?\s*,\s*(\w+)\s*:=\s*range\s+(\w+)\s*\{")
+_GO_FIELD = re.compile(r"(?i)^(?:expect\w*|want\w*|output\w*|result\w*|answer|exp)$")
+
+
+def _mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | None:
+    found = _GO_RANGE.search(chunk)
+    if found:
+        var, table = found.group(1), found.group(2)
+        fields = {f for f in re.findall(rf"\b{var}\.(\w+)", chunk) if _GO_FIELD.match(f)}
+        if fields and re.search(rf"\b{table}\s*:=", chunk):  # a table inside the test
+            changed = _change_field(chunk, fields)
+            if changed:
+                return (*changed, "")
+        decl = re.search(rf"^var\s+{table}\s*=", text, re.MULTILINE)
+        if decl and fields:
+            end = _go_decl_end(text, decl.end())
+            changed = _change_field(text[decl.start() : end], fields) if end > 0 else None
+            if changed:
+                new_name = "test" + names.token().capitalize()
+                source = re.sub(rf"^var\s+{table}\b", f"var {new_name}", changed[0], count=1)
+                body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
+                return body, changed[1], source + "\n\n"
+    for m in _BOUND.finditer(_masked("go", chunk)):
+        stop = chunk.find("\n", m.end())
+        changed = change_literal("go", chunk, m.end(), len(chunk) if stop < 0 else stop)
+        if changed:
+            return (*changed, "")
+    return None
+
+
+def _go_decl_end(text: str, at: int) -> int:
+    """Just past a package-level `var x = T{...}` (a `[]struct{...}{...}` included)."""
+    opener = text.find("{", at)
+    end = closing("go", text, opener) if opener >= 0 else -1
+    while end > 0 and text[end:].lstrip(" \t").startswith("{"):
+        end = closing("go", text, text.index("{", end))
+    return end
+
+
+def _change_field(source: str, fields: set[str]) -> tuple[str, str] | None:
+    """`source` with the literal value of one `field: value` line changed."""
+    pattern = rf"^\s*(?:{'|'.join(sorted(fields))})\s*:\s*"
+    sites = list(re.finditer(pattern, source, re.MULTILINE))
+    for site in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
+        stop = source.find("\n", site.end())
+        changed = change_literal("go", source, site.end(), len(source) if stop < 0 else stop)
+        if changed:
+            return changed
+    return None
