@@ -27,7 +27,8 @@ from dgm.benchmarks.polyglot_copies import (
 )
 
 _EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertDictEqual", "assertIs",
-          "assertTupleEqual", "assertSetEqual", "assertMultiLineEqual", "assertSequenceEqual"}  # fmt: skip
+          "assertTupleEqual", "assertSetEqual", "assertMultiLineEqual",
+          "assertSequenceEqual"}  # fmt: skip
 _NO = object()
 _Func = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -82,14 +82,26 @@ class Span:
 
 _HEAD = {
     "go": re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)\s*\{", re.MULTILINE),
-    "rust": re.compile(r"^[ \t]*#\[test\][^\n]*\n(?:[ \t]*(?:#\[[^\n]*\]|//[^\n]*)?\n)*"
-                       r"[ \t]*(?:pub\s+)?fn\s+(\w+)\s*\(\s*\)[^{;]*\{", re.MULTILINE),  # fmt: skip
-    "java": re.compile(r"^[ \t]*@(?:Test|ParameterizedTest|RepeatedTest)\b(?:[^;{]|\n)*?\bvoid\s+"
-                       r"(\w+)\s*\([^)]*\)[^{;]*\{", re.MULTILINE),  # fmt: skip
-    "cpp": re.compile(r'^[ \t]*TEST_CASE\s*\(\s*("(?:[^"\\]|\\.)*")(?:\s*,\s*"(?:[^"\\]|\\.)*")?'
-                      r"\s*\)\s*\{", re.MULTILINE),  # fmt: skip
-    "javascript": re.compile(r"^[ \t]*(?:test|it)\s*\(\s*('(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|"
-                             r"`(?:\\.|[^`\\$])*`)\s*,", re.MULTILINE),  # fmt: skip
+    "rust": re.compile(
+        r"^[ \t]*#\[test\][^\n]*\n(?:[ \t]*(?:#\[[^\n]*\]|//[^\n]*)?\n)*"
+        r"[ \t]*(?:pub\s+)?fn\s+(\w+)\s*\(\s*\)[^{;]*\{",
+        re.MULTILINE,
+    ),  # fmt: skip
+    "java": re.compile(
+        r"^[ \t]*@(?:Test|ParameterizedTest|RepeatedTest)\b(?:[^;{]|\n)*?\bvoid\s+"
+        r"(\w+)\s*\([^)]*\)[^{;]*\{",
+        re.MULTILINE,
+    ),  # fmt: skip
+    "cpp": re.compile(
+        r'^[ \t]*TEST_CASE\s*\(\s*("(?:[^"\\]|\\.)*")(?:\s*,\s*"(?:[^"\\]|\\.)*")?'
+        r"\s*\)\s*\{",
+        re.MULTILINE,
+    ),  # fmt: skip
+    "javascript": re.compile(
+        r"^[ \t]*(?:test|it)\s*\(\s*('(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|"
+        r"`(?:\\.|[^`\\$])*`)\s*,",
+        re.MULTILINE,
+    ),  # fmt: skip
 }
 
 
@@ -100,7 +112,7 @@ def find_tests(language: str, text: str) -> list[Span]:
         start = m.start()
         while start > 0:  # annotations on the lines above (Java: @Disabled, @DisplayName)
             prev = masked.rfind("\n", 0, start - 1) + 1
-            if not masked[prev : start].strip().startswith("@") or language != "java":
+            if not masked[prev:start].strip().startswith("@") or language != "java":
                 break
             start = prev
         opener = m.end() - 1 if language != "javascript" else masked.index("(", m.start())
@@ -122,9 +134,9 @@ def _same_length_visible(language: str, text: str) -> str:
         return text
     kept = without_feature_gated(text, language).splitlines(keepends=True)
     lines = text.splitlines(keepends=True)
-    return "".join(
-        line if k == line else re.sub(r"[^\n]", " ", line) for line, k in zip(lines, kept, strict=True)
-    )
+    kept += [""] * (len(lines) - len(kept))
+    pairs = zip(lines, kept, strict=False)
+    return "".join(line if k == line else re.sub(r"[^\n]", " ", line) for line, k in pairs)
 
 
 def _masked(language: str, text: str) -> str:
@@ -223,8 +235,12 @@ _BOUND = re.compile(r"\b(?:const|let|var|auto|final)?\s*(?:[\w:<>,\s]+\s)?"
                     r"(expected\w*|want\w*|exp)\s*(?::[^=\n]*)?:?=\s*", re.IGNORECASE)  # fmt: skip
 _INVERT = {
     "rust": [(r"\bassert_eq!", "assert_ne!"), (r"\bassert!\s*\(", "assert!(!")],
-    "java": [(r"\.isEqualTo\(", ".isNotEqualTo("), (r"\.isTrue\(\)", ".isFalse()"),
-             (r"\.isFalse\(\)", ".isTrue()"), (r"\bassertEquals\(", "assertNotEquals(")],
+    "java": [
+        (r"\.isEqualTo\(", ".isNotEqualTo("),
+        (r"\.isTrue\(\)", ".isFalse()"),
+        (r"\.isFalse\(\)", ".isTrue()"),
+        (r"\bassertEquals\(", "assertNotEquals("),
+    ],
     "cpp": [(r"\bREQUIRE\s*\(", "REQUIRE_FALSE("), (r"\bCHECK\s*\(", "CHECK_FALSE(")],
 }
 
