@@ -152,9 +152,10 @@ def bring_over(plan, work):
                 fh.write(data)
 
 
-def run_captured(command, cwd, env, result_lines):
+def run_captured(command, cwd, env, result_lines, kill_all=True):
     """Run the tests with their output through a pipe: keep its head and tail for the
-    log, and the lines matching `result_lines` (the runner's per-test lines) whole."""
+    log, and the lines matching `result_lines` (the runner's per-test lines) whole.
+    `kill_all`: end every process of this user after (inside the judge container only)."""
     proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)  # fmt: skip
@@ -188,10 +189,11 @@ def run_captured(command, cwd, env, result_lines):
     started = time.monotonic()
     returncode = proc.wait()
     took = time.monotonic() - started
-    try:
-        os.kill(-1, signal.SIGKILL)  # everything the tests left running (not this process)
-    except OSError:
-        pass
+    if kill_all:
+        try:
+            os.kill(-1, signal.SIGKILL)  # everything the tests left running (not this process)
+        except OSError:
+            pass
     reader.join(10)
     return returncode, took, kept
 
