@@ -22,7 +22,8 @@ SAMPLES = {
         "import unittest\nfrom m import f\n\nclass FTest(unittest.TestCase):\n"
         "    def test_one(self):\n        self.assertEqual(f(1), 'one')\n\n"
         "    def test_two(self):\n        self.assertEqual(f(2), [2, 'two'])\n\n"
-        "    def test_three(self):\n        expected = 3\n        self.assertEqual(f(3), expected)\n"
+        "    def test_three(self):\n        expected = 3\n"
+        "        self.assertEqual(f(3), expected)\n"
     ),
     "javascript": (
         "import { f } from './f';\n\ndescribe('f', () => {\n  test('one', () => {\n"
@@ -154,7 +155,8 @@ def _junit(cases: dict[str, str]) -> str:
 def _output(cases: dict[str, str], test_exit: int = 1) -> str:
     data = base64.b64encode(_junit(cases).encode()).decode()
     return (f">>>>> dgm judge: tests exited {test_exit} after 1.000 s\n"
-            f">>>>> dgm judge report report.xml {data}\n>>>>> dgm judge: end of reports (1)\n")  # fmt: skip
+            f">>>>> dgm judge report report.xml {data}\n"
+            ">>>>> dgm judge: end of reports (1)\n")  # fmt: skip
 
 
 def _verdict(cases: dict[str, str], test_exit: int = 1):  # noqa: ANN202
