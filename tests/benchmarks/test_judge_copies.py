@@ -31,7 +31,7 @@ SAMPLES = {
         "    const expected = [2, 'two'];\n    expect(f(2)).toEqual(expected);\n  });\n});\n"
     ),
     "go": (
-        "package f\n\nimport \"testing\"\n\nvar testCases = []struct {\n\tdescription string\n"
+        'package f\n\nimport "testing"\n\nvar testCases = []struct {\n\tdescription string\n'
         '\tinput int\n\texpected string\n}{\n\t{\n\t\tdescription: "one",\n\t\tinput: 1,\n'
         '\t\texpected: "one",\n\t},\n\t{\n\t\tdescription: "two",\n\t\tinput: 2,\n'
         '\t\texpected: "two",\n\t},\n}\n\nfunc TestF(t *testing.T) {\n'
@@ -42,7 +42,7 @@ SAMPLES = {
         '\tif G() != want {\n\t\tt.Fatal("}")\n\t}\n}\n'
     ),
     "rust": (
-        "use f::*;\n\n#[test]\nfn one() {\n    let expected = \"one\";\n"
+        'use f::*;\n\n#[test]\nfn one() {\n    let expected = "one";\n'
         "    assert_eq!(f(1), expected);\n}\n\n#[test]\n#[ignore]\n/// two\nfn two() {\n"
         '    assert_eq!(f(2), vec![2u8, 3]);\n    let s = "}";\n    assert!(s.len() == 1);\n}\n'
     ),
@@ -194,11 +194,16 @@ def test_copies_going_the_wrong_way_is_tampering(changes: dict, evidence: str) -
     [
         ("\n>>>>> dgm judge report a.xml QQ==\n", "end line is missing"),
         ("\n>>>>> dgm judge report a.xml QQ==\n>>>>> dgm judge: end of reports (2)\n", "number"),
-        ("\n>>>>> dgm judge report a.xml QQ==\n>>>>> dgm judge report a.xml QQ==\n"
-         ">>>>> dgm judge: end of reports (2)\n", "repeated"),  # fmt: skip
+        (
+            "\n>>>>> dgm judge report a.xml QQ==\n>>>>> dgm judge report a.xml QQ==\n"
+            ">>>>> dgm judge: end of reports (2)\n",
+            "repeated",
+        ),  # fmt: skip
         ("\nforged\n>>>>> dgm judge: end of reports (0)\n", "unexpected"),
-        ("\n>>>>> dgm judge: malformed report: odd names\n>>>>> dgm judge: end of reports (0)\n",
-         "odd names"),  # fmt: skip
+        (
+            "\n>>>>> dgm judge: malformed report: odd names\n>>>>> dgm judge: end of reports (0)\n",
+            "odd names",
+        ),  # fmt: skip
     ],
 )
 def test_the_host_trusts_only_the_judges_own_report_block(after: str, why: str) -> None:
