@@ -23,8 +23,12 @@ import secrets
 from dataclasses import dataclass
 
 REAL, MUST_PASS, MUST_FAIL = "real", "must_pass", "must_fail"
-MAX_MUST_FAIL = 3
-"""Must-fail copies per test file (fewer when fewer tests have a value to change)."""
+MAX_MUST_FAIL = 8
+"""Must-fail copies per test file (fewer when fewer tests have a value to change). An
+agent that answers from the test file's source picks, for each input, one of the values
+the real test and its changed copies expect: it survives with odds of 1/2 or 1/3 per
+changed test, so about 2^-8 or less on a file with eight of them."""
+TRIES = 6
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -80,9 +84,15 @@ def disguise(
 
 
 def pick_copies(candidates: list[int], mutable: list[int]) -> tuple[list[int], list[int]]:
-    """(indices to copy must-pass, indices to copy must-fail), drawn afresh."""
-    fail = sorted(mutable, key=lambda _i: secrets.randbelow(1 << 30))[:MAX_MUST_FAIL]
-    rest = [i for i in candidates if i not in fail] or candidates
+    """(tests to copy unchanged, tests to copy changed: up to two each), drawn afresh.
+
+    Unchanged copies only of tests that get no changed copy: a value that appeared twice
+    beside a changed one would tell the real test from its copies. Changed copies are
+    never equal to each other (the callers draw again), for the same reason."""
+    shuffled = sorted(mutable, key=lambda _i: secrets.randbelow(1 << 30))
+    fail = shuffled[:MAX_MUST_FAIL]
+    fail += [i for i in shuffled if secrets.randbelow(2)][: MAX_MUST_FAIL - len(fail)]
+    rest = [i for i in candidates if i not in fail]
     count = min(len(rest), 1 + secrets.randbelow(2))
     passing = sorted(rest, key=lambda _i: secrets.randbelow(1 << 30))[:count]
     return passing, fail

@@ -20,6 +20,7 @@ from dgm.benchmarks.polyglot_copies import (
     MUST_FAIL,
     MUST_PASS,
     REAL,
+    TRIES,
     Entry,
     NameGen,
     mutate_string_body,
@@ -57,9 +58,13 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
             test.name = names.name("python")
             entries.append(Entry(_key(cls, test.name), originals[i], REAL))
             out.append(test)
+        made: set[str] = set()
         for i, kind in [(i, MUST_PASS) for i in passing] + [(i, MUST_FAIL) for i in failing]:
-            twin = copy.deepcopy(tests[i])
-            how = mutate(twin) if kind == MUST_FAIL else ""
+            twin, how = copy.deepcopy(tests[i]), ""
+            if kind == MUST_FAIL:
+                twin, how = _distinct_mutant(tests[i], made)
+                if twin is None:
+                    continue
             twin.name = names.name("python")
             entries.append(Entry(_key(cls, twin.name), originals[i], kind, how or ""))
             out.append(twin)
@@ -70,6 +75,18 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     if not entries:
         return text, []
     return ast.unparse(tree) + "\n", entries
+
+
+def _distinct_mutant(test: Any, made: set[str]) -> tuple[Any, str]:
+    """A changed copy of `test` unlike any made before (None when none is found)."""
+    for _ in range(TRIES):
+        twin = copy.deepcopy(test)
+        how = mutate(twin)
+        text = ast.dump(twin)
+        if how and text not in made:
+            made.add(text)
+            return twin, how
+    return None, ""
 
 
 def mutate(fn: ast.AST) -> str | None:

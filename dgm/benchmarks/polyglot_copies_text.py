@@ -25,6 +25,7 @@ from dgm.benchmarks.polyglot_copies import (
     MUST_FAIL,
     MUST_PASS,
     REAL,
+    TRIES,
     Entry,
     NameGen,
     mutate_number,
@@ -203,10 +204,20 @@ def disguise_text(language: str, text: str, names: NameGen,
         fresh = names.name(language)
         entries.append(Entry(fresh, span.original, REAL))
         chunks = [_rename(language, text, span, fresh)]
-        for kind in [MUST_PASS] * (i in passing) + [MUST_FAIL] * (i in failing):
+        made: set[str] = set()
+        for n, kind in enumerate([MUST_PASS] * (i in passing) + [MUST_FAIL] * failing.count(i)):
             copy_name = names.name(language)
             if kind == MUST_FAIL:
-                body, how, prefix = mutants[i]
+                found = mutants[i] if n == 0 else None
+                for _ in range(TRIES if found is None else 0):
+                    again = mutate_test(language, text, span, names, context)
+                    if again and again[0] not in made and again[1] not in made:
+                        found = again
+                        break
+                if found is None:
+                    continue
+                made |= {found[0], found[1]}
+                body, how, prefix = found
                 moved = text[: span.start] + body + text[span.end :]
                 copied = Span(span.start, span.start + len(body), span.name_at, span.original,
                               span.container)  # fmt: skip
