@@ -42,6 +42,10 @@ MAX_LINE = 4096
 MAX_RESULT_BYTES = 2 * 1024 * 1024
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PACKAGE = {"go": r"^\s*package\s+(\w+)", "java": r"^\s*package\s+([\w.]+)\s*;"}
+# The test sources are gone before solution code runs, not before it is compiled: these
+# would read them into the binary.
+_COMPILE_TIME_READ = {"go": re.compile(rb"//\s*go:embed"),
+                      "rust": re.compile(rb"\binclude(?:_str|_bytes)?\s*!")}  # fmt: skip
 _DEP_KEYS = {"version", "features", "default-features", "default_features", "optional"}
 
 
@@ -141,6 +145,8 @@ def bring_over(plan, work):
                 why = "not a regular file"
             if why is None and packages and package_of(language, data) not in packages:
                 why = "declares another package"
+            if why is None and _COMPILE_TIME_READ.get(language, re.compile(b"(?!)")).search(data):
+                why = "reads files at compile time"
             if why:
                 note(f"ignored agent file {rel} ({why})")
                 continue

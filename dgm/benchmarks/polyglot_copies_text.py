@@ -377,7 +377,15 @@ def _mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | 
         changed = change_literal("go", chunk, m.end(), len(chunk) if stop < 0 else stop)
         if changed:
             return (*changed, "")
+    check = _GO_CHECK.search(_masked("go", chunk))
+    if check:  # no value to change: the first failing check inverted
+        cond = chunk[check.start(1) : check.end(1)]
+        body = chunk[: check.start(1)] + f"!({cond})" + chunk[check.end(1) :]
+        return body, f"inverted if {cond.strip()}", ""
     return None
+
+
+_GO_CHECK = re.compile(r"\bif\s+([^{};\n]+?)\s*\{\s*\n\s*t\.(?:Errorf?|Fatalf?)\(")
 
 
 def _go_decl_end(text: str, at: int) -> int:

@@ -1,9 +1,10 @@
 """The Polyglot judge's verdict from per-test results (see judge.py).
 
 The report names tests by the fresh names of the judge's copy (polyglot_copies): each
-real test's status is its renamed entry's; a must-fail copy reported PASSED, a must-pass
-copy that failed while its original passed, a must-fail canary reported PASSED, or a
-copy or canary missing while real tests passed is evidence of tampering.
+real test's status is its renamed entry's. Evidence of tampering: a must-fail copy
+reported PASSED while its original passed too, a must-pass copy that failed while its
+original passed, a must-fail canary reported PASSED, a copy or canary missing while real
+tests passed, or an exit status of 0 although tests failed.
 """
 
 from __future__ import annotations
@@ -96,9 +97,12 @@ def copy_evidence(tests: dict[str, str], sources: dict[str, dict[str, str]],
         status = lookup(tests, e.key, lang)
         original = lookup(real, e.original, lang)
         claims = [s for s, got in sources.items() if lookup(got, e.key, lang) == PASSED]
-        if e.kind == MUST_FAIL and claims:
+        if e.kind == MUST_FAIL and claims and original == PASSED:
+            # Both the real value and a changed one accepted for the same input: no code
+            # that computes its answer does that. (A wrong answer that happens to equal
+            # the changed value fails the real test, and is only not resolved.)
             evidence.append(f"a must-fail copy of {e.original!r} ({e.how}) was reported PASSED"
-                            f" by the {' and the '.join(claims)}")  # fmt: skip
+                            f" by the {' and the '.join(claims)}, as was the test")  # fmt: skip
         elif status is None and real_pass:
             evidence.append(f"a copy of {e.original!r} is missing from the report")
         elif e.kind == MUST_PASS and status != PASSED and original == PASSED:

@@ -246,3 +246,11 @@ def test_judge_prep_keeps_runner_lines_whole_and_the_log_capped() -> None:
     code, _, kept = prep.run_captured(command, "/tmp", dict(os.environ), lines, kill_all=False)
     assert code == 0 and kept["lines"] == [b"--- PASS: TestA (0.00s)"]
     assert len(kept["head"]) + len(kept["tail"]) <= 2 * prep.LOG_HALF and kept["dropped"]
+
+
+def test_a_wrong_answer_equal_to_a_changed_value_is_not_tampering() -> None:
+    """An honest wrong answer may equal a must-fail copy's changed value: the real test
+    fails with it, so the copy passing is no evidence (only both passing is)."""
+    cases = {"qwerty": "FAILED", "asdfgh": "PASSED", "zxcvbn": "PASSED", "poiuyt": "PASSED"}
+    verdict = _verdict(cases)
+    assert not verdict.resolved and not verdict.tampered
