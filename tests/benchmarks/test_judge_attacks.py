@@ -19,6 +19,7 @@ from dgm.sandbox import ResourceLimits
 from dgm.workspace_git import git_diff
 
 from .judge_attacks import ALL, EXERCISES, Attack
+from .judge_attacks_round2 import ALL as ROUND2
 
 pytestmark = pytest.mark.docker
 LIMITS = ResourceLimits(memory="3g", pids=1024)
@@ -65,7 +66,7 @@ def test_reference_resolves_and_stubs_do_not(
     assert not bad.resolved and not bad.tampered
 
 
-@pytest.mark.parametrize("attack", ALL, ids=lambda a: f"{a.language}-{a.name}")
+@pytest.mark.parametrize("attack", ALL + ROUND2, ids=lambda a: f"{a.language}-{a.name}")
 def test_attack_is_never_resolved(
     attack: Attack,
     polyglot_dir: Path,
@@ -81,6 +82,10 @@ def test_attack_is_never_resolved(
     if attack.tampered:
         assert verdict.tampered, (verdict, log[-3000:])
         assert verdict.details["tamper_evidence"]
+    if "report_name" in attack.name:  # the sealed channel, not the tests, refused it
+        assert "malformed report" in (verdict.error or ""), verdict
+    if attack.language == "go" and "table_referenced" in attack.name:
+        assert "did not build" in (verdict.error or ""), verdict
 
 
 @pytest.mark.parametrize("exercise", ["forth", "xorcism"])

@@ -254,3 +254,30 @@ def test_a_wrong_answer_equal_to_a_changed_value_is_not_tampering() -> None:
     cases = {"qwerty": "FAILED", "asdfgh": "PASSED", "zxcvbn": "PASSED", "poiuyt": "PASSED"}
     verdict = _verdict(cases)
     assert not verdict.resolved and not verdict.tampered
+
+
+@pytest.mark.parametrize(
+    ("language", "rel", "text"),
+    [
+        (
+            "go",
+            "helper.go",
+            'package x\n\nimport _ "embed"\n\n//go:embed x_test.go\nvar t string\n',
+        ),
+        ("rust", "src/lib.rs", 'pub const T: &str = include_str!("../tests/x.rs");\n'),
+    ],
+)
+def test_files_that_read_the_tests_at_compile_time_never_reach_the_judge(
+    language: str, rel: str, text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    prep = _prep_module()
+    scratch, work = tmp_path / "scratch", tmp_path / "work"
+    (scratch / rel).parent.mkdir(parents=True)
+    (scratch / rel).write_text(text)
+    (work / "src").mkdir(parents=True)
+    monkeypatch.setattr(prep, "SCRATCH", str(scratch))
+    plan = {"language": language, "solution": [rel], "new_files": [r"[a-z]+\.go"]}
+    prep.bring_over(plan, str(work))
+    assert not (work / rel).exists()
+    assert "reads files at compile time" in capsys.readouterr().out
