@@ -111,8 +111,12 @@ print(json.dumps({"wall": wall, "prep": time.perf_counter() - started,
 def baseline_run(checkout: str, data: str, task_id: str) -> dict:
     """The other checkout's judge on the same task: wall time, its tree preparation."""
     env = dict(os.environ, PYTHONPATH=checkout)
-    proc = subprocess.run([sys.executable, "-c", BASELINE, data, task_id], env=env,
-                          capture_output=True, text=True, cwd=checkout, check=True)  # fmt: skip
+    own = Path(checkout) / ".venv" / "bin" / "python"  # its own install, else ours
+    python = str(own) if own.is_file() else sys.executable
+    proc = subprocess.run([python, "-c", BASELINE, data, task_id], env=env,
+                          capture_output=True, text=True, cwd=checkout)  # fmt: skip
+    if proc.returncode != 0:
+        raise SystemExit(f"the baseline judge failed on {task_id}:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
