@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dgm.benchmarks.polyglot import PolyglotBenchmark
+from dgm.benchmarks.polyglot.loader import PolyglotTasks
 from dgm.jobs.evaluate import AgentRef
 from dgm.loop.evaluate_agent import evaluate_agent
 from dgm.sandbox import SandboxSpec, run_command
@@ -47,7 +47,7 @@ def main() -> None:
     )
     parser.add_argument("--tasks", type=int, default=34)
     args = parser.parse_args()
-    tasks = PolyglotBenchmark(args.data).tasks("python")[: args.tasks]
+    tasks = PolyglotTasks(args.data).tasks("python")[: args.tasks]
     floor = bare_container_floor()
     print(f"null agent, Polyglot python, {len(tasks)} tasks; target overhead < {TARGET_S:.1f} s")
     print(f"baseline: two bare container runs = {floor:.2f} s")

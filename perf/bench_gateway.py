@@ -3,7 +3,8 @@
     python perf/bench_gateway.py [--calls 2000] [--clients 16]
 
 Clients are separate processes speaking HTTP with the stdlib (as the seed agent does: a
-new connection per call) over the job's unix socket and over TCP. Every call goes the
+new connection per call) over the job's unix socket and over TCP; each client is its own
+job (as real agents are), so the per-job concurrency cap never refuses a call. Every call goes the
 full way: validation, budget reservation, backend, settlement, exchange log line and
 usage record. Target: overhead under 5 ms p50 (single client). "CPU ms/call" is the
 gateway process's CPU time per call: the part of the latency that is ours, whatever
@@ -88,13 +89,15 @@ def client(target: Target, calls: int, start_at: float) -> tuple[list[float], fl
     return latencies, time.time()
 
 
-def run_clients(target: Target, clients: int, calls: int) -> tuple[list[float], float, float]:
-    """Latencies, wall seconds, and the gateway process's CPU seconds per call."""
+def run_clients(targets: list[Target], calls: int) -> tuple[list[float], float, float]:
+    """One client per target (a job each); latencies, wall seconds, and the gateway
+    process's CPU seconds per call."""
+    clients = len(targets)
     per_client = max(1, calls // clients)
     context = multiprocessing.get_context("spawn")  # no fork of the gateway's threads
     with context.Pool(clients) as pool:
         start_at = time.time() + 1.0 + 0.1 * clients  # let every process start first
-        jobs = [pool.apply_async(client, (target, per_client, start_at)) for _ in range(clients)]
+        jobs = [pool.apply_async(client, (target, per_client, start_at)) for target in targets]
         time.sleep(max(0.0, start_at - time.time()))
         cpu_before = time.process_time()  # this process is the gateway (all its threads)
         results = [job.get() for job in jobs]
@@ -145,26 +148,32 @@ def main() -> None:
             run_budget_usd=1e6,
         ).start()
         try:
-            sock = gw.bind_job(
-                JobBinding("bench", "sock"),
-                socket_path=Path(tmp) / "g.sock",
-                container_socket_path=None,
-            )
-            tcp = gw.bind_job(JobBinding("bench", "tcp"))
-            unix_target = ("unix", str(sock.socket_path), "")
-            tcp_target = ("tcp", f"127.0.0.1:{gw.port}", tcp.token)
+
+            def jobs(kind: str, n: int) -> list[Target]:
+                """`n` jobs of the run, each with its own socket (unix) or token (TCP)."""
+                found: list[Target] = []
+                for i in range(n):
+                    binding = JobBinding("bench", f"{kind}-{n}-{i}")
+                    if kind == "unix":
+                        path = Path(tmp) / f"{n}-{i}.sock"
+                        end = gw.bind_job(binding, socket_path=path, container_socket_path=None)
+                        found.append(("unix", str(end.socket_path), ""))
+                    else:
+                        found.append(("tcp", f"127.0.0.1:{gw.port}", gw.bind_job(binding).token))
+                return found
+
             one = max(200, args.calls // 4)
             results = [
                 ("direct in-process backend call", *direct(args.calls)),
-                ("gateway, unix socket, 1 client", *run_clients(unix_target, 1, one)),
-                ("gateway, TCP, 1 client", *run_clients(tcp_target, 1, one)),
+                ("gateway, unix socket, 1 client", *run_clients(jobs("unix", 1), one)),
+                ("gateway, TCP, 1 client", *run_clients(jobs("tcp", 1), one)),
                 (
                     f"gateway, unix socket, {args.clients} clients",
-                    *run_clients(unix_target, args.clients, args.calls),
+                    *run_clients(jobs("unix", args.clients), args.calls),
                 ),
                 (
                     f"gateway, TCP, {args.clients} clients",
-                    *run_clients(tcp_target, args.clients, args.calls),
+                    *run_clients(jobs("tcp", args.clients), args.calls),
                 ),
             ]
         finally:

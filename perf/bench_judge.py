@@ -24,10 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from dgm.benchmarks import judge as judge_module
-from dgm.benchmarks import polyglot
-from dgm.benchmarks import polyglot_toolchains as chains
-from dgm.benchmarks.judge import judge_polyglot, prepare_judge_tree, verdict_from
+from dgm.benchmarks.polyglot import judge as judge_module
+from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.polyglot import toolchains as chains
+from dgm.benchmarks.polyglot.judge import judge_polyglot, prepare_judge_tree, verdict_from
 from dgm.benchmarks.task import Verdict
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
@@ -95,7 +95,8 @@ except ImportError:
     from dgm.benchmarks import judge as J
     from dgm.benchmarks import polyglot as P
 from dgm.sandbox import ResourceLimits
-task = P.PolyglotBenchmark(sys.argv[1]).task(sys.argv[2])
+bench = getattr(P, "PolyglotTasks", None) or P.PolyglotBenchmark
+task = bench(sys.argv[1]).task(sys.argv[2])
 patch = P.reference_patch(task)
 started = time.perf_counter()
 verdict, _ = J.judge_polyglot(task, patch, ResourceLimits(memory="3g", pids=1024))
@@ -136,7 +137,7 @@ def main() -> None:
     parser.add_argument("--language", default="python")
     parser.add_argument("--baseline", help="another checkout whose judge to time beside")
     args = parser.parse_args()
-    tasks = polyglot.PolyglotBenchmark(args.data).tasks(args.language)[: args.tasks]
+    tasks = polyglot.PolyglotTasks(args.data).tasks(args.language)[: args.tasks]
     if args.baseline:
         compare(tasks, args.baseline, args.data)
         return

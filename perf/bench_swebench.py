@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from dgm.benchmarks import swebench_images
-from dgm.benchmarks.swe_data import SweData
-from dgm.benchmarks.swebench import SweBenchmark
+from dgm.benchmarks.swebench import images as swebench_images
+from dgm.benchmarks.swebench.data import SweData
+from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.benchmarks.task_images import pin_images
 from dgm.jobs.evaluate import AgentRef
 from dgm.loop.evaluate_agent import evaluate_agent
@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     data = SweData(args.data)
-    bench = SweBenchmark(args.data)
+    bench = SweTasks(args.data)
     ids = [t.id for t in bench.tasks(args.subset)]
     for attempt in ("build", "reuse"):
         started = time.perf_counter()

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from dgm.benchmarks import polyglot_toolchains as tc
+from dgm.benchmarks.polyglot import toolchains as tc
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "polyglot-benchmark"
 

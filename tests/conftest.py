@@ -1,4 +1,5 @@
-"""Shared fixtures: paths to shared test data and Docker availability."""
+"""Shared fixtures: paths to shared test data and Docker availability. A test that lacks
+what it needs is skipped, or fails where DGM_REQUIRE names the need (tests/needs.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+from tests.needs import missing, required
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("DGM_SHARED_DIR", REPO_ROOT.parent / "shared"))
@@ -26,17 +29,24 @@ def _docker_reason() -> str | None:
 _DOCKER_REASON = _docker_reason()
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _DOCKER_REASON is None:
-        return
-    skip = pytest.mark.skip(reason=_DOCKER_REASON)
-    for item in items:
-        if "docker" in item.keywords:
-            item.add_marker(skip)
+def pytest_configure(config: pytest.Config) -> None:
+    required()  # an unknown name in DGM_REQUIRE stops the run before any test
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before any fixture: `docker` tests need an engine; `needs(NAME, reason)` marks say
+    what else a test lacks (a false reason: nothing lacking)."""
+    if "docker" in item.keywords and _DOCKER_REASON is not None:
+        missing("docker", _DOCKER_REASON)
+    for mark in item.iter_markers("needs"):
+        need, reason = mark.args
+        if reason:
+            missing(need, reason)
 
 
 @pytest.fixture(scope="session")
 def polyglot_dir() -> Path:
     if not POLYGLOT_DIR.is_dir():
-        pytest.skip(f"polyglot benchmark checkout not found at {POLYGLOT_DIR}")
+        missing("polyglot", f"polyglot benchmark checkout not found at {POLYGLOT_DIR}")
     return POLYGLOT_DIR

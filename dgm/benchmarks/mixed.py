@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dgm.benchmarks.subsets import read_id_file
-from dgm.benchmarks.task import Benchmark, Task
+from dgm.benchmarks.task import Task, TaskSource
 from dgm.errors import DgmError, NotFoundError
 
 
@@ -25,14 +25,19 @@ def split_data(names: list[str], data: str | None) -> dict[str, str | None]:
             raise DgmError(f"--data names {', '.join(sorted(unknown))}, not in --benchmark",
                            "use NAME=PATH for the benchmarks you run")  # fmt: skip
         return {n: pairs.get(n) for n in names}
-    from dgm.benchmarks.swe_data import is_data_dir
+    from dgm.benchmarks.registry import benchmark_named
 
-    owner = "swebench" if is_data_dir(data) else "polyglot"
-    return {n: (data if n == owner else None) for n in names}
+    owners = [n for n in names if benchmark_named(n).claims_data(data)]
+    if not owners:
+        raise DgmError(
+            f"--data {data} is the data of none of {', '.join(names)}",
+            "use NAME=PATH for each benchmark, e.g. polyglot=DIR,swebench=DIR",
+        )
+    return {n: (data if n == owners[0] else None) for n in names}
 
 
-class MixedBenchmark:
-    def __init__(self, parts: list[Benchmark]) -> None:
+class MixedTasks:
+    def __init__(self, parts: list[TaskSource]) -> None:
         self.parts = parts
         self.name = ",".join(p.name for p in parts)
 

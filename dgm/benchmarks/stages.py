@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dgm.benchmarks.task import Benchmark
+from dgm.benchmarks.task import TaskSource
 from dgm.config import BenchmarkConfig
 from dgm.store.records import Evaluation, Score
 
@@ -28,7 +28,7 @@ class Stage:
     """Pass rate the previous stage must reach for this one to run (None: always)."""
 
 
-def stages_for(config: BenchmarkConfig, benchmark: Benchmark) -> list[Stage]:
+def stages_for(config: BenchmarkConfig, benchmark: TaskSource) -> list[Stage]:
     first = tuple(t.id for t in benchmark.tasks(config.subset))
     stages = [Stage(1, config.subset, first, None)]
     if config.stage2_subset:

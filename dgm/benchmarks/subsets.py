@@ -18,18 +18,6 @@ from dgm.errors import NotFoundError
 from dgm.paths import subset_file
 
 NAMED = ("small", "medium")
-_LISTS = {
-    ("polyglot", "small"): "polyglot_small.json",
-    ("polyglot", "medium"): "polyglot_medium.json",
-    ("swebench", "small"): "swe_bench_small.json",
-    ("swebench", "medium"): "swe_bench_medium.json",
-    ("swebench", "big"): "swe_bench_big.json",
-    # Real instances that run offline (a folder like ../shared/swe-bench): its own lists.
-    ("swebench-offline", "small"): "swe_offline_small.json",
-    ("swebench-offline", "medium"): "swe_offline_medium.json",
-    ("swebench-offline", "ci"): "swe_ci.txt",
-    ("swebench-offline", "dry-run"): "swe_dry_run.txt",
-}
 
 
 def read_id_file(path: Path) -> list[str]:
@@ -53,21 +41,24 @@ def check_ids(wanted: list[str], known: list[str], where: str) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-def resolve(subset: str, benchmark: str, ids: list[str], languages: list[str]) -> list[str]:
-    """The ids `subset` names among a benchmark's `ids` (checked: unknown ids are errors)."""
+def resolve(
+    subset: str, benchmark: str, ids: list[str], languages: list[str], lists: dict[str, str]
+) -> list[str]:
+    """The ids `subset` names among a benchmark's `ids` (checked: unknown ids are errors);
+    `lists` maps the benchmark's named subsets to their id files in eval/subsets."""
     if subset == "full":
         return list(ids)
     if subset.startswith("@"):
         path = Path(subset[1:])
         return check_ids(read_id_file(path), ids, str(path))
-    if (benchmark, subset) in _LISTS:
-        path = subset_file(_LISTS[(benchmark, subset)])
+    if subset in lists:
+        path = subset_file(lists[subset])
         return check_ids(read_id_file(path), ids, f"subset {subset!r} ({path.name})")
     if subset in languages:
         return [i for i in ids if i.startswith(f"{subset}__")]
     if "__" in subset:  # task ids, comma-separated
         return check_ids(subset.split(","), ids, benchmark)
-    names = sorted({n for b, n in _LISTS if b == benchmark} | {"full", *languages})
+    names = sorted({*lists, "full", *languages})
     raise NotFoundError(
         f"unknown subset {subset!r} for {benchmark}",
         f"use one of: {', '.join(names)}, or @FILE with task ids",

@@ -1,5 +1,5 @@
-"""The shared protocol: a `Task` (serialisable), a `Verdict` (what the judge decided) and
-the `Benchmark` interface every loader implements.
+"""The shared data: a `Task` (serialisable), a `Verdict` (what the judge decided) and
+the `TaskSource` interface every loader implements.
 
 A Task carries everything the eval job needs to rebuild the agent's workspace and to
 judge a patch, as plain data (paths and strings), so it crosses threads, processes and
@@ -18,7 +18,8 @@ class Task:
     id: str
     """Unique within its benchmark: `<language>__<exercise>` or a SWE-bench instance id."""
     benchmark: str
-    """`polyglot` or `swebench`: picks the judge (see `dgm.benchmarks.per_benchmark`)."""
+    """`polyglot` or `swebench`: names the implementation in `dgm.benchmarks.registry`
+    that prepares, references and judges the task."""
     language: str
     problem_statement: str
     image: str
@@ -96,8 +97,8 @@ class Verdict:
         return len(self.tests) if self.tests else None
 
 
-class Benchmark(Protocol):
-    """A source of tasks. Loaders live in `polyglot.py` and `swebench.py`."""
+class TaskSource(Protocol):
+    """The tasks of a loaded benchmark (`polyglot/loader.py`, `swebench/loader.py`)."""
 
     name: str
 

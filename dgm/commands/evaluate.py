@@ -144,7 +144,7 @@ def fetch(
 ) -> None:
     """Make the benchmark available: the checkout already there (--data, DGM_POLYGLOT_DIR,
     the cache), else a clone at its pinned commit (needs network). Says where it is."""
-    from dgm.benchmarks import polyglot_fetch
+    from dgm.benchmarks.polyglot import fetch as polyglot_fetch
 
     if name != "polyglot":
         raise DgmError(f"nothing to fetch for {name!r}", "only `polyglot` is fetched")
@@ -173,6 +173,6 @@ def list_tasks(
 @bench_app.command("build-suite")
 def build_suite(force: Annotated[bool, typer.Option(help="Rebuild.")] = False) -> None:
     """Build the image of dgm's own SWE-format suite (offline, FROM the runtime image)."""
-    from dgm.benchmarks import suite_image
+    from dgm.benchmarks.swebench import suite_image
 
     suite_image.build(log=console.print, force=force)

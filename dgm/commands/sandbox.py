@@ -37,29 +37,19 @@ def build(
 ) -> None:
     """Build sandbox images offline from Debian packages (reused when unchanged); a line
     per build step, and on failure the last lines of the failing tool's output."""
+    from dgm.benchmarks.registry import BENCHMARKS
+    from dgm.benchmarks.subsets import read_id_file
     from dgm.sandbox import images
 
-    for name in names or ["runtime", "polyglot"]:
-        if name == "swebench":
-            _build_swebench(data, ids, force)
-        else:
-            typer.echo(images.build(name, log=typer.echo, force=force, timeout_s=timeout))
-
-
-def _build_swebench(data: str | None, ids: str | None, force: bool) -> None:
-    from dgm.benchmarks import swebench_images
-    from dgm.benchmarks.subsets import read_id_file
-    from dgm.benchmarks.swe_data import SweData
-    from dgm.errors import DgmError
-
-    if data is None:
-        raise DgmError("`dgm sandbox build swebench` needs --data", "give --data DIR (instances)")
     wanted = None
     if ids:
         wanted = read_id_file(Path(ids[1:])) if ids.startswith("@") else ids.split(",")
-    built = swebench_images.build(SweData(data), wanted, log=typer.echo, force=force)
-    for iid, tag in built.items():
-        typer.echo(f"{iid}\t{tag}")
+    for name in names or ["runtime", "polyglot"]:
+        if name in BENCHMARKS:
+            for line in BENCHMARKS[name].build_images(data, wanted, force, typer.echo, timeout):
+                typer.echo(line)
+        else:
+            typer.echo(images.build(name, log=typer.echo, force=force, timeout_s=timeout))
 
 
 @sandbox_app.command()

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks import per_benchmark
+from dgm.benchmarks.registry import benchmark_of
 from dgm.benchmarks.task import Task, Verdict
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
@@ -117,12 +117,13 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
     log_dir.mkdir(parents=True, exist_ok=True)
     limits = ResourceLimits(**job.limits)
     labels = {LABEL_RUN: job.run or "eval", LABEL_JOB: job_id}
+    benchmark = benchmark_of(task)
     with tempfile.TemporaryDirectory(prefix="dgm-eval-") as tmp:
         workspace = Path(tmp) / "work"
-        base = per_benchmark.prepare_workspace(task, workspace)
+        base = benchmark.prepare_workspace(task, workspace)
         extras = {}
         if job.agent.builtin == "oracle":
-            extras["reference.diff"] = per_benchmark.reference_patch(task)
+            extras["reference.diff"] = benchmark.reference_patch(task)
         request = AgentRunRequest(
             agent_dir=Path(job.agent.path),
             image=task.image,
@@ -141,7 +142,7 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
     (log_dir / "agent_output.txt").write_text(agent.output)
     if agent.trajectory is not None:
         shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
-    verdict, test_output = per_benchmark.judge(task, agent.patch, limits, backend, labels)
+    verdict, test_output = benchmark.judge(task, agent.patch, limits, backend, labels)
     (log_dir / "test_output.txt").write_text(test_output)
     error = agent.error or verdict.error
     empty = not agent.patch.strip()

@@ -43,7 +43,7 @@ def new_run_config(
     if dry_run_world is not None and not dry_run:
         raise DgmError("--dry-run-world needs --dry-run", "add --dry-run")
     if dry_run:
-        from dgm.scripted.dry_run import DRY_RUN_SUBSETS
+        from dgm.benchmarks.registry import benchmark_named
         from dgm.scripted.worlds import world_model
 
         mode = overrides.get("self_improve.mode") or base.self_improve.mode
@@ -52,7 +52,7 @@ def new_run_config(
         overrides["llm.diagnose_model"] = model
         if not subset_given and not config_given:
             bench = str(overrides.get("benchmark.name") or base.benchmark.name)
-            overrides["benchmark.subset"] = DRY_RUN_SUBSETS.get(bench)
+            overrides["benchmark.subset"] = benchmark_named(bench).dry_run_subset
         limits = ("limits.max_evals", "limits.max_nodes", "limits.max_expansions",
                   "limits.budget_usd", "limits.max_hours")  # fmt: skip
         if not any(overrides.get(k) for k in limits) and not base.limits.max_evals:

@@ -18,21 +18,14 @@ resolves 2/3 and the child 3/3.
 from __future__ import annotations
 
 import json
-import tempfile
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
+from dgm.benchmarks.registry import BENCHMARKS, benchmark_of
 from dgm.benchmarks.task import Task
-from dgm.paths import subset_file
 from dgm.scripted.agent_drivers import CapabilityScript, WriteFilesScript, say
 
 SCRIPT_NAME = "capability"
-DRY_RUN_SUBSET = "@" + str(subset_file("polyglot_dry_run.txt"))
-DRY_RUN_SUBSETS = {
-    "polyglot": DRY_RUN_SUBSET,
-    "swebench": "@" + str(subset_file("swe_dry_run.txt")),
-}
+DRY_RUN_SUBSET = BENCHMARKS["polyglot"].dry_run_subset
 HARD_TASKS = frozenset({"python__dominoes", "python__wordy"})
 TOOL = "search_files"
 
@@ -60,11 +53,7 @@ class DryRunScript:
         return WriteFilesScript(files)(request, context)
 
     def is_hard(self, task: Task) -> bool:
-        if task.benchmark == "swebench":
-            from dgm.benchmarks.swe_reference import named_in_statement
-
-            return not named_in_statement(task.meta["patch"], task.problem_statement)
-        return task.id in self.hard_tasks
+        return task.id in self.hard_tasks or not benchmark_of(task).statement_names_reference(task)
 
     def diagnosis(self) -> dict[str, str]:
         return {
@@ -77,22 +66,8 @@ class DryRunScript:
 
 
 def reference_files(task: Task) -> dict[str, str]:
-    """The reference solution's editable files, as the script writes them."""
-    if task.benchmark == "swebench":
-        from dgm.benchmarks.swe_reference import gold_files
-
-        return dict(gold_files(task.source, task.id))
-    return dict(_reference_files(json.dumps(task.to_dict(), sort_keys=True)))
-
-
-@lru_cache(maxsize=256)
-def _reference_files(task_json: str) -> tuple[tuple[str, str], ...]:
-    from dgm.benchmarks.polyglot import reference_workspace
-
-    task = Task.from_dict(json.loads(task_json))
-    with tempfile.TemporaryDirectory(prefix="dgm-dry-") as tmp:
-        work = reference_workspace(task, Path(tmp) / "work")
-        return tuple((f, (work / f).read_text()) for f in task.editable_files)
+    """The reference solution's files, as the script writes them."""
+    return benchmark_of(task).reference_files(task)
 
 
 def register(task_lookup: Any) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.swebench import SweBenchmark
+from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.gateway import Gateway, register_script
 from dgm.jobs.evaluate import AgentRef
 from dgm.loop.evaluate_agent import evaluate_agent
@@ -48,7 +48,7 @@ def test_agent_reaches_the_gateway_and_its_artefacts_are_logged(
     (agent / "agent.toml").write_text(
         '[commands]\nsolve = "python3 {agent_dir}/agent.py {task_file}"\n'
     )
-    task = SweBenchmark().task("dgm__tinyutil-1")
+    task = SweTasks().task("dgm__tinyutil-1")
     log = tmp_path / "out" / "logs" / task.id
     with Gateway("scripted/eval-test", run="t", log_dir=tmp_path / "gw", port=None) as gateway:
         # The job reaches the gateway through the socket bound for it (an endpoint

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import polyglot
+from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.benchmarks.task_images import missing_images, pin_images
 from dgm.errors import NotFoundError
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.docker
 
 @pytest.fixture(scope="module")
 def python_tasks(polyglot_dir: Path, runtime_image: str) -> list:
-    tasks = polyglot.PolyglotBenchmark(polyglot_dir).tasks("python")
+    tasks = polyglot.PolyglotTasks(polyglot_dir).tasks("python")
     assert len(tasks) == 34
     return tasks
 
@@ -86,7 +86,7 @@ def test_doing_nothing_never_resolves_a_stub_that_already_passes(
     polyglot_dir: Path, polyglot_image: str, tmp_path: Path
 ) -> None:
     """Go's `ledger` is a refactoring exercise: its stub passes every hidden test."""
-    task = polyglot.PolyglotBenchmark(polyglot_dir).task("go__ledger")
+    task = polyglot.PolyglotTasks(polyglot_dir).task("go__ledger")
     [outcome] = evaluate_agent(AgentRef.reference("null"), [task], tmp_path, workers=1)
     assert outcome.tests_total and outcome.tests_passed == outcome.tests_total
     assert not outcome.resolved and outcome.empty_patch

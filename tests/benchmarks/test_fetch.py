@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dgm.benchmarks import polyglot
+from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.commands.app import app
 from dgm.errors import DgmError
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import polyglot
-from dgm.benchmarks.swebench import SweBenchmark
+from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
 
 pytestmark = pytest.mark.docker
@@ -42,7 +42,7 @@ def _evaluate(agent: Path, task, tmp_path: Path):  # noqa: ANN001, ANN202
 def test_polyglot_agent_finds_no_hidden_test_or_reference(
     polyglot_dir: Path, runtime_image: str, tmp_path: Path
 ) -> None:
-    task = polyglot.PolyglotBenchmark(polyglot_dir).task("python__affine-cipher")
+    task = polyglot.PolyglotTasks(polyglot_dir).task("python__affine-cipher")
     # A file name of the hidden test; a line of the hidden test; a line of the reference.
     env = {"NAME1": "affine_cipher", "NAME2": "_test.py", "TEXT1": "test_encode_mind",
            "TEXT2": "blowingly", "TEXT3": "def mod_", "TEXT4": "inverse"}  # fmt: skip
@@ -56,7 +56,7 @@ def test_polyglot_agent_finds_no_hidden_test_or_reference(
 
 
 def test_swebench_agent_finds_no_test_patch_or_gold_patch(suite_image: str, tmp_path: Path) -> None:
-    task = SweBenchmark().task("dgm__tinyutil-2")
+    task = SweTasks().task("dgm__tinyutil-2")
     env = {"NAME1": "reference", "NAME2": ".diff", "TEXT1": "test_roman_", "TEXT2": "subtractive",
            "TEXT3": '(400, "CD"), ', "TEXT4": '(100, "C")'}  # fmt: skip
     assert "test_roman_subtractive" in task.meta["test_patch"]
@@ -93,7 +93,7 @@ true
 def test_writing_tests_or_harness_does_not_change_the_verdict(
     polyglot_dir: Path, runtime_image: str, tmp_path: Path
 ) -> None:
-    task = polyglot.PolyglotBenchmark(polyglot_dir).task("python__affine-cipher")
+    task = polyglot.PolyglotTasks(polyglot_dir).task("python__affine-cipher")
     outcome = _evaluate(_agent(tmp_path, "tamperer", TAMPER, {}), task, tmp_path)
     out = tmp_path / "log" / "out"
     assert not (out / "wrote.txt").exists()

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import polyglot
-from dgm.benchmarks import polyglot_toolchains as chains
-from dgm.benchmarks.judge import judge_polyglot
+from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.polyglot import toolchains as chains
+from dgm.benchmarks.polyglot.judge import judge_polyglot
 from dgm.benchmarks.task import Task
 from dgm.sandbox import ResourceLimits
 from dgm.workspace_git import git_diff
@@ -26,7 +26,7 @@ LIMITS = ResourceLimits(memory="3g", pids=1024)
 
 
 def _task(polyglot_dir: Path, language: str) -> Task:
-    task = polyglot.PolyglotBenchmark(polyglot_dir).task(f"{language}__{EXERCISES[language]}")
+    task = polyglot.PolyglotTasks(polyglot_dir).task(f"{language}__{EXERCISES[language]}")
     # A C++ build of Catch's main takes minutes on a loaded 2-core machine: a timeout here
     # would pass an attack test for the wrong reason.
     return dataclasses.replace(task, time_limit_s=1200)
@@ -94,6 +94,6 @@ def test_rust_reference_resolves_with_several_test_files_and_feature_gated_tests
 ) -> None:
     """forth: a must-fail canary in its first test binary must not stop the second from
     running; xorcism: tests behind `#[cfg(feature = "io")]` are not built, so not expected."""
-    task = polyglot.PolyglotBenchmark(polyglot_dir).task(f"rust__{exercise}")
+    task = polyglot.PolyglotTasks(polyglot_dir).task(f"rust__{exercise}")
     verdict, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
     assert verdict.resolved and not verdict.tampered, (verdict.error, log[-3000:])

@@ -12,9 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import polyglot, polyglot_canaries
-from dgm.benchmarks.judge import JudgePlan, prepare_judge_tree, sealed_reports, verdict_from
-from dgm.benchmarks.polyglot_copies import MUST_FAIL, MUST_PASS, REAL, Entry, NameGen, disguise
+from dgm.benchmarks.polyglot import canaries as polyglot_canaries
+from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.polyglot.copies import MUST_FAIL, MUST_PASS, REAL, Entry, NameGen, disguise
+from dgm.benchmarks.polyglot.judge import (
+    JudgePlan,
+    prepare_judge_tree,
+    sealed_reports,
+    verdict_from,
+)
 from dgm.sandbox.spec import ExecResult
 
 SAMPLES = {
@@ -123,7 +129,7 @@ def test_every_real_exercise_gets_a_disguise_the_reader_finds(polyglot_dir: Path
     """In every exercise of every language each real test is renamed (the entries map
     back to exactly the tests the pristine file defines); most files get must-fail
     copies (the others rely on the canaries)."""
-    bench = polyglot.PolyglotBenchmark(polyglot_dir)
+    bench = polyglot.PolyglotTasks(polyglot_dir)
     with_fails = total = 0
     for task in bench.tasks("full"):
         plan = prepare_judge_tree(task, tmp_path / task.id)

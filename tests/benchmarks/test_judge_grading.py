@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import polyglot, polyglot_canaries, polyglot_reports
-from dgm.benchmarks.judge import JudgePlan, prepare_judge_tree, verdict_from
-from dgm.benchmarks.polyglot_canaries import Canary
+from dgm.benchmarks.polyglot import canaries as polyglot_canaries
+from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.polyglot import reports as polyglot_reports
+from dgm.benchmarks.polyglot.canaries import Canary
+from dgm.benchmarks.polyglot.judge import JudgePlan, prepare_judge_tree, verdict_from
 from dgm.sandbox.spec import ExecResult
 from dgm.store import Evaluation
 
@@ -33,7 +35,7 @@ def _prep_module():  # noqa: ANN202 - the in-container script, loaded as a modul
 def test_every_exercise_has_expected_tests_and_canaries(
     language: str, polyglot_dir: Path, tmp_path: Path
 ) -> None:
-    bench = polyglot.PolyglotBenchmark(polyglot_dir)
+    bench = polyglot.PolyglotTasks(polyglot_dir)
     for task in bench.tasks(language):
         plan = prepare_judge_tree(task, tmp_path / task.id)
         if task.id in NO_TESTS:  # the exercise asks for tests: zero tests, never resolved
@@ -266,7 +268,7 @@ def test_report_lines_printed_by_the_tests_are_not_read() -> None:
 def test_the_eval_job_records_tampering_and_the_canary_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dgm.benchmarks import per_benchmark
+    from dgm.benchmarks.polyglot import Polyglot
     from dgm.jobs import evaluate
     from dgm.jobs.agent_run import AgentRunResult
 
@@ -276,11 +278,11 @@ def test_the_eval_job_records_tampering_and_the_canary_names(
     assert verdict.tampered and set(verdict.details["canaries"]) == {"small value", "edge zero"}
     # The containers stood in for: the agent writes a patch, the judge returns this verdict.
     patch = "diff --git a/x.cpp b/x.cpp\n"
-    monkeypatch.setattr(per_benchmark, "prepare_workspace", lambda task, dest: "base")
+    monkeypatch.setattr(Polyglot, "prepare_workspace", lambda self, task, dest: "base")
     monkeypatch.setattr(
         evaluate, "run_agent", lambda *a, **k: AgentRunResult(patch, 0, False, 0.5, "done", None)
     )
-    monkeypatch.setattr(per_benchmark, "judge", lambda *a, **k: (verdict, "log"))  # fmt: skip
+    monkeypatch.setattr(Polyglot, "judge", lambda *a, **k: (verdict, "log"))  # fmt: skip
     task = polyglot.Task("cpp__x", "polyglot", "cpp", "", "", "", "", 60, "/nowhere")
     job = evaluate.EvalJob(evaluate.AgentRef(str(tmp_path)), task, str(tmp_path / "log"), node_id=3)
     outcome = evaluate.evaluate_task(job)

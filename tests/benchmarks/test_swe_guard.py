@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import swe_guard
-from dgm.benchmarks.swe_data import SweData, installs_project
-from dgm.benchmarks.swe_judge import judge_script, node_id, parse_junit
+from dgm.benchmarks.swebench import guard as swe_guard
+from dgm.benchmarks.swebench.data import SweData, installs_project
+from dgm.benchmarks.swebench.judge import judge_script, node_id, parse_junit
 
 
 def _new_file(path: str, text: str = "x = 1\n") -> str:

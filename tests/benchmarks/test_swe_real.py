@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.per_benchmark import judge
-from dgm.benchmarks.swebench import SweBenchmark
+from dgm.benchmarks.swebench.judge import judge_swebench as judge
+from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.sandbox import ResourceLimits
+from tests.needs import missing
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,22 +24,22 @@ F2P = "tests/test_fields.py::TestParentAndName::test_datetime_list_inner_format"
 
 
 @pytest.fixture(scope="session")
-def swe_ci() -> SweBenchmark:
+def swe_ci() -> SweTasks:
     """The CI subset's images (reused when their recipes are unchanged)."""
-    from dgm.benchmarks import swebench_images
     from dgm.benchmarks.subsets import read_id_file
-    from dgm.benchmarks.swe_data import SweData
+    from dgm.benchmarks.swebench import images as swebench_images
+    from dgm.benchmarks.swebench.data import SweData
 
     if not (DATA / "instances.jsonl").is_file():
-        pytest.skip(f"no SWE-bench data at {DATA}")
+        missing("swebench", f"no SWE-bench data at {DATA}")
     swebench_images.build(SweData(DATA), read_id_file(CI_SUBSET), log=lambda _l: None)
-    return SweBenchmark(str(DATA))
+    return SweTasks(str(DATA))
 
 
 def _patch(edits: dict[str, Callable[[str], str]], tmp: Path) -> str:
     """A git diff of the marshmallow instance's base commit with `edits` made."""
-    from dgm.benchmarks.swe_data import SweData
-    from dgm.benchmarks.swebench_images import checkout, unpack
+    from dgm.benchmarks.swebench.data import SweData
+    from dgm.benchmarks.swebench.images import checkout, unpack
 
     data = SweData(DATA)
     record = data.instances[MARSHMALLOW]
@@ -85,7 +86,7 @@ ATTACKS = {
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
-def test_no_attack_resolves_a_real_instance(swe_ci: SweBenchmark, tmp_path: Path,
+def test_no_attack_resolves_a_real_instance(swe_ci: SweTasks, tmp_path: Path,
                                             attack: str) -> None:  # fmt: skip
     task = swe_ci.task(MARSHMALLOW)
     verdict, log = judge(task, _patch(ATTACKS[attack], tmp_path), ResourceLimits(), "docker", {})
@@ -99,7 +100,7 @@ def test_no_attack_resolves_a_real_instance(swe_ci: SweBenchmark, tmp_path: Path
 
 
 def test_gold_resolves_and_a_dropped_test_edit_beside_it_is_recorded(
-    swe_ci: SweBenchmark, tmp_path: Path
+    swe_ci: SweTasks, tmp_path: Path
 ) -> None:
     task = swe_ci.task(MARSHMALLOW)
     extra = _patch({"tests/test_fields.py": _append("# an agent's own test\n")}, tmp_path)
@@ -111,7 +112,7 @@ def test_gold_resolves_and_a_dropped_test_edit_beside_it_is_recorded(
 
 
 @pytest.mark.parametrize("agent, expected", [("oracle", True), ("null", False)])
-def test_reference_agents_through_the_harness(swe_ci: SweBenchmark, tmp_path: Path, agent: str,
+def test_reference_agents_through_the_harness(swe_ci: SweTasks, tmp_path: Path, agent: str,
                                               expected: bool) -> None:  # fmt: skip
     from dgm.benchmarks.subsets import read_id_file
     from dgm.jobs.evaluate import AgentRef

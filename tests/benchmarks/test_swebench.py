@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.swebench import SweBenchmark, make_spec
+from dgm.benchmarks.swebench.loader import SweTasks, make_spec
 from dgm.benchmarks.task_images import missing_images
 from dgm.jobs.evaluate import AgentRef
 from dgm.loop.evaluate_agent import evaluate_agent
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.docker
 
 @pytest.fixture(scope="module")
 def suite_tasks(suite_image: str) -> list:
-    tasks = SweBenchmark().tasks("full")
+    tasks = SweTasks().tasks("full")
     assert [t.image for t in tasks] == [suite_image] * 3
     return tasks
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import load_benchmark, polyglot
+from dgm.benchmarks import load_benchmark
 from dgm.benchmarks import stages as staging
-from dgm.benchmarks.swebench import SweBenchmark
+from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.benchmarks.task import Task
 from dgm.config import BenchmarkConfig
 from dgm.errors import DgmError, NotFoundError
@@ -19,11 +20,11 @@ from dgm.store.records import Evaluation, Score
 
 
 @pytest.fixture(scope="module")
-def bench(polyglot_dir: Path) -> polyglot.PolyglotBenchmark:
-    return polyglot.PolyglotBenchmark(polyglot_dir)
+def bench(polyglot_dir: Path) -> polyglot.PolyglotTasks:
+    return polyglot.PolyglotTasks(polyglot_dir)
 
 
-def test_polyglot_ids_and_subsets(bench: polyglot.PolyglotBenchmark) -> None:
+def test_polyglot_ids_and_subsets(bench: polyglot.PolyglotTasks) -> None:
     assert len(bench.task_ids()) == 225
     assert len(bench.tasks("python")) == 34
     small = bench.tasks("small")
@@ -31,7 +32,7 @@ def test_polyglot_ids_and_subsets(bench: polyglot.PolyglotBenchmark) -> None:
     assert len(bench.tasks("medium")) == 50
 
 
-def test_id_file_and_unknown_ids(bench: polyglot.PolyglotBenchmark, tmp_path: Path) -> None:
+def test_id_file_and_unknown_ids(bench: polyglot.PolyglotTasks, tmp_path: Path) -> None:
     ids = tmp_path / "ids.txt"
     ids.write_text("# two tasks\ngo__dominoes\nrust__bowling\n")
     assert [t.id for t in bench.tasks(f"@{ids}")] == ["go__dominoes", "rust__bowling"]
@@ -58,7 +59,7 @@ def test_missing_checkout_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
     "task_id", ["python__affine-cipher", "go__markdown", "cpp__all-your-base", "java__hangman"]
 )
 def test_workspace_has_no_tests_and_no_reference(
-    bench: polyglot.PolyglotBenchmark, task_id: str, tmp_path: Path
+    bench: polyglot.PolyglotTasks, task_id: str, tmp_path: Path
 ) -> None:
     task = bench.task(task_id)
     polyglot.prepare_workspace(task, tmp_path / "w")
@@ -72,7 +73,7 @@ def test_workspace_has_no_tests_and_no_reference(
     assert all(name in task.problem_statement for name in task.editable_files)
 
 
-def test_reference_patch_targets_solution_files(bench: polyglot.PolyglotBenchmark) -> None:
+def test_reference_patch_targets_solution_files(bench: polyglot.PolyglotTasks) -> None:
     for task in [*bench.tasks("small"), bench.task("java__hangman")]:
         patch = polyglot.reference_patch(task)
         touched = {line[6:] for line in patch.splitlines() if line.startswith("+++ b/")}
@@ -82,7 +83,7 @@ def test_reference_patch_targets_solution_files(bench: polyglot.PolyglotBenchmar
         assert not touched & set(task.hidden_files)
 
 
-def test_task_and_job_round_trip_and_ids(bench: polyglot.PolyglotBenchmark) -> None:
+def test_task_and_job_round_trip_and_ids(bench: polyglot.PolyglotTasks) -> None:
     task = bench.task("python__beer-song")
     assert Task.from_dict(json.loads(json.dumps(task.to_dict()))) == task
     job = EvalJob(AgentRef("/a", commit="abc"), task, log_dir="/logs/1")
@@ -94,7 +95,7 @@ def test_task_and_job_round_trip_and_ids(bench: polyglot.PolyglotBenchmark) -> N
     assert EvalJob(AgentRef("/a", commit="abc"), task, "/l", model="m").id != job.id
 
 
-def test_staged_stages_and_gate(bench: polyglot.PolyglotBenchmark) -> None:
+def test_staged_stages_and_gate(bench: polyglot.PolyglotTasks) -> None:
     config = BenchmarkConfig(subset="small", stage2_subset="medium", stage2_threshold=0.4)
     stages = staging.stages_for(config, bench)
     assert [s.index for s in stages] == [1, 2]
@@ -113,7 +114,7 @@ def test_staged_stages_and_gate(bench: polyglot.PolyglotBenchmark) -> None:
 
 
 def test_swebench_file_validation(tmp_path: Path) -> None:
-    suite = SweBenchmark()
+    suite = SweTasks()
     assert suite.task_ids() == ["dgm__tinyutil-1", "dgm__tinyutil-2", "dgm__tinyutil-3"]
     task = suite.task("dgm__tinyutil-2")
     assert task.image.startswith("dgm/swe-dgm-suite:") and task.workspace_in_image == "/testbed"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import polyglot
+from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.config import RunConfig
 from dgm.gateway import Gateway, JobBinding, register_script
 from dgm.jobs.diagnose import choose_target, diagnosis_request

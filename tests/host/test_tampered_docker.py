@@ -21,6 +21,7 @@ from dgm.jobs.hidden_redaction import hidden_texts
 from dgm.jobs.history import load_history, render_history
 from dgm.loop.history import write_history
 from dgm.store import Evaluation, Run, best_node
+from tests.needs import missing
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,16 +44,16 @@ PY
 
 
 def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path: Path) -> None:
-    from dgm.benchmarks.swebench import SweBenchmark
+    from dgm.benchmarks.swebench.loader import SweTasks
     from dgm.sandbox.docker_client import docker_client
 
     if not (DATA / "instances.jsonl").is_file():
-        pytest.skip(f"no SWE-bench data at {DATA}")
-    task = SweBenchmark(str(DATA)).task(MARSHMALLOW)
+        missing("swebench", f"no SWE-bench data at {DATA}")
+    task = SweTasks(str(DATA)).task(MARSHMALLOW)
     try:
         docker_client().images.get(task.image)
     except Exception:  # noqa: BLE001 - built by `dgm sandbox build swebench`, not here
-        pytest.skip(f"image {task.image} is not built")
+        missing("swebench", f"image {task.image} is not built")
     agent = tmp_path / "agent"
     agent.mkdir()
     (agent / "run.sh").write_text(HOSTILE)

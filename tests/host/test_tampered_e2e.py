@@ -4,7 +4,7 @@ loudly in `dgm show`, `dgm status`, `dgm tree` and the report; the node is never
 `dgm export` refuses it, and the next self-improvement diagnosis names the tampering
 without a line of the hidden tests.
 
-The agent container and the judge container are stood in for (`run_agent`, `per_benchmark.judge`):
+The agent container and the judge container are stood in for (`run_agent`, `Polyglot.judge`):
 the judge's own canary checks have their Docker tests (tests/benchmarks); this is about
 everything after its verdict."""
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import per_benchmark
+from dgm.benchmarks.polyglot import Polyglot
 from dgm.benchmarks.task import Verdict
 from dgm.config import RunConfig
 from dgm.jobs import evaluate as evaluate_module
@@ -48,7 +48,7 @@ def _fake_agent(request, out_dir, endpoint=None, backend="docker") -> AgentRunRe
     return AgentRunResult(patch, 0, False, 0.5, "agent done", None)
 
 
-def _fake_judge(task, patch, limits, backend, labels) -> tuple[Verdict, str]:
+def _fake_judge(_self, task, patch, limits, backend, labels) -> tuple[Verdict, str]:
     output = (f"Ran 5 tests\n    {HIDDEN_LINE}\nwordy_test.py::{CANARIES[0]} PASSED\n"
               f"wordy_test.py::{CANARIES[1]} PASSED\nOK\n")  # fmt: skip
     tests = {"test_a": "PASSED", "test_b": "PASSED"}
@@ -64,7 +64,7 @@ def _fake_judge(task, patch, limits, backend, labels) -> tuple[Verdict, str]:
 @pytest.fixture
 def tampered_run(tmp_path: Path, polyglot_dir: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(evaluate_module, "run_agent", _fake_agent)
-    monkeypatch.setattr(per_benchmark, "judge", _fake_judge)
+    monkeypatch.setattr(Polyglot, "judge", _fake_judge)
     ids = tmp_path / "ids.txt"
     ids.write_text("\n".join(TASKS) + "\n")
     seed = tmp_path / "seed"

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.needs import missing
+
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("DGM_SHARED_DIR", REPO.parent / "shared"))
 ASSET_TREES = ("seed_agent", "containers", "eval")
@@ -40,7 +42,7 @@ PROBE = """
 import json, dgm
 from dgm import paths
 from dgm.sandbox import images
-from dgm.benchmarks import suite_image
+from dgm.benchmarks.swebench import suite_image
 print(json.dumps({"dgm": dgm.__file__, "assets": str(paths.assets_root()),
                   "wheel": paths.installed_from_wheel(),
                   "tags": [images.tag(n) for n in images.IMAGE_NAMES] + [suite_image.tag()]}))
@@ -107,7 +109,7 @@ def test_installed_wheel_finds_its_own_assets_from_any_directory(venv, tmp_path)
     assert Path(found["dgm"]).is_relative_to(venv) and found["wheel"]
     assert Path(found["assets"]).is_relative_to(venv)
     # The same image tags as this checkout: images built from a checkout serve the install.
-    from dgm.benchmarks import suite_image
+    from dgm.benchmarks.swebench import suite_image
     from dgm.sandbox import images
 
     assert found["tags"] == [images.tag(n) for n in images.IMAGE_NAMES] + [suite_image.tag()]
@@ -122,7 +124,7 @@ def test_installed_wheel_finds_its_own_assets_from_any_directory(venv, tmp_path)
 def test_dry_run_from_the_installed_wheel_in_another_directory(venv, tmp_path) -> None:
     data = SHARED / "polyglot-benchmark"
     if not data.is_dir():
-        pytest.skip(f"polyglot benchmark not found at {data}")
+        missing("polyglot", f"polyglot benchmark not found at {data}")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     run_dir = tmp_path / "x"

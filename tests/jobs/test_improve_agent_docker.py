@@ -14,6 +14,7 @@ import pytest
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand import ExpandJob, ExpandSettings, run_expand
 from dgm.jobs.improve_agent import FALLBACK
+from tests.needs import image_or_missing
 
 pytestmark = pytest.mark.docker
 
@@ -27,12 +28,7 @@ echo "Show the diagnosis every failed task." > /out/problem_statement.md
 
 @pytest.fixture(scope="module")
 def image() -> str:
-    from dgm.sandbox import images
-
-    try:
-        return images.resolve("runtime")
-    except Exception as exc:  # noqa: BLE001
-        pytest.skip(f"image runtime is not built: {exc}")
+    return image_or_missing("runtime")
 
 
 def third_party(root: Path, improve: bool) -> Path:

@@ -19,6 +19,7 @@ from dgm.paths import seed_agent_dir
 from dgm.store import Run
 from dgm.strategies import Evaluate
 from tests.conftest import POLYGLOT_DIR
+from tests.needs import image_or_missing, missing
 
 pytestmark = pytest.mark.docker
 TASK = "python__wordy"  # needs the search tool the seed lacks: the expansion adds it
@@ -29,16 +30,12 @@ def world(tmp_path_factory: pytest.TempPathFactory):
     from dgm.benchmarks import load_benchmark
     from dgm.gateway import Gateway
     from dgm.loop.adapters import SandboxJobs
-    from dgm.sandbox import images
     from dgm.scripted.dry_run import DRY_RUN_SUBSET, register
 
     if not POLYGLOT_DIR.is_dir():
-        pytest.skip(f"polyglot benchmark checkout not found at {POLYGLOT_DIR}")
+        missing("polyglot", f"polyglot benchmark checkout not found at {POLYGLOT_DIR}")
     for name in ("runtime", "polyglot"):
-        try:
-            images.resolve(name)
-        except Exception as exc:  # noqa: BLE001
-            pytest.skip(f"image {name} is not built: {exc}")
+        image_or_missing(name)
     config = RunConfig(name="jobs-as-data").with_overrides({
         "llm.model": "scripted/capability", "llm.diagnose_model": "scripted/capability",
         "benchmark.data": str(POLYGLOT_DIR), "benchmark.subset": DRY_RUN_SUBSET,

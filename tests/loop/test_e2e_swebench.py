@@ -14,6 +14,7 @@ import pytest
 
 from dgm.store import Run
 from tests.conftest import SHARED
+from tests.needs import missing
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 DATA = SHARED / "swe-bench"
@@ -22,7 +23,7 @@ DATA = SHARED / "swe-bench"
 @pytest.mark.timeout(2400)
 def test_dry_run_on_real_swebench_grows_a_child_that_resolves_more(tmp_path: Path) -> None:
     if not (DATA / "instances.jsonl").is_file():
-        pytest.skip(f"no SWE-bench data at {DATA}")
+        missing("swebench", f"no SWE-bench data at {DATA}")
     build = [sys.executable, "-m", "dgm", "sandbox", "build", "swebench", "--data", str(DATA),
              "--ids", "@eval/subsets/swe_dry_run.txt"]  # fmt: skip
     root = Path(__file__).resolve().parents[2]

@@ -23,6 +23,7 @@ import pytest
 from dgm.scripted.dry_run import DRY_RUN_SUBSET
 from dgm.store import Run
 from tests.loop.test_e2e_docker import dgm
+from tests.needs import image_or_missing
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 CONFIG = """\
@@ -37,13 +38,8 @@ parent_selection = "best"
 
 @pytest.fixture(scope="module")
 def images() -> None:
-    from dgm.sandbox import images
-
     for name in ("runtime", "polyglot"):
-        try:
-            images.resolve(name)
-        except Exception as exc:  # noqa: BLE001
-            pytest.skip(f"image {name} is not built: {exc}")
+        image_or_missing(name)
 
 
 def test_a_better_improve_procedure_makes_better_grandchildren(

@@ -13,6 +13,7 @@ from dgm.jobs.improve_agent import FALLBACK
 from dgm.scripted.dry_run import DRY_RUN_SUBSET
 from dgm.store import Run
 from tests.loop.test_e2e_docker import dgm
+from tests.needs import image_or_missing
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 CONFIG = f"""\
@@ -31,13 +32,8 @@ children_per_generation = 1
 
 @pytest.fixture(scope="module")
 def images() -> None:
-    from dgm.sandbox import images
-
     for name in ("runtime", "polyglot"):
-        try:
-            images.resolve(name)
-        except Exception as exc:  # noqa: BLE001
-            pytest.skip(f"image {name} is not built: {exc}")
+        image_or_missing(name)
 
 
 @pytest.mark.parametrize("mode", ["dgm", "agent"])

@@ -2,11 +2,16 @@ from __future__ import annotations
 
 import pytest
 
+from tests.needs import missing
+
 
 @pytest.fixture(scope="module")
 def cluster():
     """Two nodes, one sandbox slot each: `head` (where this process connects) and `node-b`."""
-    pytest.importorskip("ray", reason="the ray extra is not installed: pip install 'dgm[ray]'")
+    try:
+        import ray  # noqa: F401
+    except ImportError as exc:
+        missing("ray", f"the ray extra is not installed: {exc}")
     from tests.ray.cluster import LocalCluster
 
     nodes = LocalCluster()

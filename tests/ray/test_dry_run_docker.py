@@ -17,6 +17,7 @@ import pytest
 from dgm.scripted.dry_run import HARD_TASKS
 from dgm.store import Run
 from tests.conftest import POLYGLOT_DIR
+from tests.needs import image_or_missing
 
 pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.timeout(900)]
 
@@ -30,13 +31,8 @@ def dgm(*args: str, timeout: int = 800) -> subprocess.CompletedProcess[str]:
 def test_a_dry_run_over_both_nodes_survives_its_head(cluster, tmp_path) -> None:
     """The head is killed with jobs in flight on the nodes; `dgm resume` against the same
     cluster finishes the run: every evaluation recorded once, by one of both nodes."""
-    from dgm.sandbox import images
-
     for name in ("runtime", "polyglot"):
-        try:
-            images.resolve(name)
-        except Exception as exc:  # noqa: BLE001
-            pytest.skip(f"image {name} is not built: {exc}")
+        image_or_missing(name)
     run_dir = tmp_path / "ray-dry"
     env = {**os.environ, "DGM_POLYGLOT_DIR": str(POLYGLOT_DIR)}
     args = [sys.executable, "-m", "dgm", "run", str(run_dir), "--dry-run", "--executor", "ray",

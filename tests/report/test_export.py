@@ -18,6 +18,8 @@ from dgm.errors import DgmError
 from dgm.report.export import export
 from dgm.report.export_readme import fill, solve_command
 from dgm.store import Run
+from tests.needs import image_or_missing
+from tests.needs import missing as missing_need
 
 
 def _cli(*args: str) -> str:
@@ -139,12 +141,7 @@ def test_exported_agent_runs_outside_dgm_against_an_openai_compatible_endpoint(
 
 @pytest.mark.docker
 def test_image_runs_the_agent(small_run_dir: Path, tmp_path: Path) -> None:
-    from dgm.sandbox import images
-
-    try:
-        images.resolve("runtime")
-    except DgmError as exc:
-        pytest.skip(f"runtime image not built: {exc}")
+    image_or_missing("runtime")
     tag = "dgm-agent/test-export:node-3"
     message = export(small_run_dir, "best", tmp_path / "ctx", "image", tag=tag)
     assert tag in message
@@ -195,14 +192,13 @@ def test_export_then_dgm_eval_gives_the_same_results(
 ) -> None:
     """The exported best agent, evaluated from its folder by `dgm eval` on a Polyglot
     subset with the scripted model, scores task for task as the node inside the run."""
-    pytest.importorskip("dgm.commands.evaluate", reason="`dgm eval` is not built yet (issue 6)")
     from dgm.benchmarks import load_benchmark
     from dgm.benchmarks.task_images import missing_images
 
     ids = ["python__beer-song", "python__dominoes"]
     missing = missing_images(load_benchmark("polyglot", str(polyglot_dir)).tasks("python"))
     if missing:
-        pytest.skip(f"judge images missing: {missing}")
+        missing_need("docker", f"judge images missing: {missing}")
     (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
     common = ["--data", str(polyglot_dir), "--subset", f"@{tmp_path / 'ids.txt'}"]
     # The dry run's scripted model: beer-song is solved by any agent that can edit files;

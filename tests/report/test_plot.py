@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from dgm.commands.app import app
 from dgm.errors import DgmError
 from dgm.report.plot import write_plots
 
-pytest.importorskip("matplotlib")
+pytestmark = pytest.mark.needs("matplotlib", find_spec("matplotlib") is None and "no matplotlib")
 
 
 def test_plot_writes_png_and_svg(small_run_dir: Path, tmp_path: Path) -> None:

@@ -15,9 +15,7 @@ from runs import PLAN
 from dgm.report.html import write_report
 from dgm.store import Run
 
-pytestmark = pytest.mark.skipif(
-    chromium_path() is None, reason="chromium not installed (apt-get install chromium)"
-)
+pytestmark = pytest.mark.needs("chromium", chromium_path() is None and "chromium not installed")
 
 LOAD_LIMIT_S = 3.0
 

@@ -10,7 +10,7 @@ from dgm.errors import SandboxError
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox, run_command
 from dgm.sandbox.local_backend import bwrap_path
 
-needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="bubblewrap is not installed")
+needs_bwrap = pytest.mark.needs("bwrap", bwrap_path() is None and "bubblewrap is not installed")
 SPEC = SandboxSpec(limits=ResourceLimits(memory="1g", pids=256, disk="16m"))
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks import polyglot_toolchains as tc
+from dgm.benchmarks.polyglot import toolchains as tc
 from dgm.sandbox import ResourceLimits, SandboxSpec, open_sandbox
 
 pytestmark = pytest.mark.docker

@@ -9,11 +9,10 @@ import json
 
 import pytest
 
-from dgm.errors import NotFoundError
-from dgm.sandbox import images
 from dgm.sandbox.session import open_sandbox
 from dgm.sandbox.spec import Mount, SandboxSpec
 from dgm.scripted.agent_drivers import WriteFilesScript, reference_files
+from tests.needs import image_or_missing
 
 EXERCISE = "affine-cipher"
 
@@ -22,10 +21,7 @@ EXERCISE = "affine-cipher"
 def test_agent_in_sandbox_solves_a_polyglot_exercise(
     tmp_path, polyglot_dir, scripted_gateway, seed_agent_dir, manifest
 ):
-    try:
-        images.resolve("runtime")
-    except NotFoundError as exc:
-        pytest.skip(f"{exc} ({exc.hint})")
+    image_or_missing("runtime")
     exercise = polyglot_dir / "python" / "exercises" / "practice" / EXERCISE
     config = json.loads((exercise / ".meta" / "config.json").read_text())
     stub, test_file = config["files"]["solution"][0], config["files"]["test"][0]

@@ -13,7 +13,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from dgm.benchmarks.swe_data import SweData
+from dgm.benchmarks.swebench.data import SweData
 from dgm.errors import DgmError
 
 _CHANGED = re.compile(r"^diff --git a/\S+ b/(\S+)$", re.M)
@@ -35,7 +35,7 @@ def named_in_statement(patch: str, statement: str) -> bool:
 
 @lru_cache(maxsize=64)
 def gold_files(data_dir: str, instance_id: str) -> tuple[tuple[str, str], ...]:
-    from dgm.benchmarks.swebench_images import checkout, unpack
+    from dgm.benchmarks.swebench.images import checkout, unpack
 
     data = SweData(data_dir)
     record = data.instances[instance_id]

@@ -6,7 +6,7 @@ statement), the stubs and the build files. The test files named in `.meta/config
 never enter the agent's container. Aider shows the tests to the model; DGM's harness
 leaves them in the workspace. We do neither, so a score cannot come from reading tests.
 
-Per-language knowledge of running the tests offline lives in `polyglot_toolchains.py`.
+Per-language knowledge of running the tests offline lives in `toolchains.py`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ import json
 import os
 import shutil
 import tempfile
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
-from dgm.benchmarks import polyglot_reports, subsets
-from dgm.benchmarks import polyglot_toolchains as chains
+from dgm.benchmarks import subsets
+from dgm.benchmarks.polyglot import reports as polyglot_reports
+from dgm.benchmarks.polyglot import toolchains as chains
 from dgm.benchmarks.task import Task
 from dgm.errors import DgmError, NotFoundError
 from dgm.workspace_git import git_diff, git_init
@@ -30,6 +31,8 @@ NAME = "polyglot"
 REPO_URL = "https://github.com/Aider-AI/polyglot-benchmark"
 PINNED_COMMIT = "7e0611e"
 ENV_VAR = "DGM_POLYGLOT_DIR"
+SUBSETS = {"small": "polyglot_small.json", "medium": "polyglot_medium.json"}
+"""Named subsets: DGM's id lists, in eval/subsets."""
 
 _TEST_LIKE = ("*_test.*", "*.spec.js", "src/test/*", "test/*", "tests/*")
 
@@ -53,7 +56,7 @@ def find_checkout(data: str | Path | None = None) -> Path:
             f"polyglot benchmark checkout not found at {path} ({origin})",
             "run `dgm bench fetch polyglot`, or pass --data PATH / set DGM_POLYGLOT_DIR",
         )
-    if not any((path / lang / "exercises" / "practice").is_dir() for lang in chains.LANGUAGES):
+    if not is_checkout(path):
         raise DgmError(
             f"{path} is not a polyglot benchmark checkout (no <language>/exercises/practice)",
             f"point --data at a clone of {REPO_URL}",
@@ -61,7 +64,11 @@ def find_checkout(data: str | Path | None = None) -> Path:
     return path
 
 
-class PolyglotBenchmark:
+def is_checkout(path: Path) -> bool:
+    return any((path / lang / "exercises" / "practice").is_dir() for lang in chains.LANGUAGES)
+
+
+class PolyglotTasks:
     name = NAME
 
     def __init__(self, root: str | Path | None = None, time_limit_s: int = 300) -> None:
@@ -95,7 +102,7 @@ class PolyglotBenchmark:
         return make_task(task_id, folder, self.time_limit_s)
 
     def tasks(self, subset: str) -> list[Task]:
-        ids = subsets.resolve(subset, NAME, self.task_ids(), self.languages())
+        ids = subsets.resolve(subset, NAME, self.task_ids(), self.languages(), SUBSETS)
         return [self.task(i) for i in ids]
 
 
@@ -173,6 +180,19 @@ def reference_patch(task: Task) -> str:
     """The reference solution as a patch against the agent's workspace (for `oracle`)."""
     with tempfile.TemporaryDirectory(prefix="dgm-ref-") as tmp:
         return git_diff(reference_workspace(task, Path(tmp) / "work"))
+
+
+def reference_files(task: Task) -> dict[str, str]:
+    """The reference solution's editable files (the dry run's scripted answers)."""
+    return dict(_reference_files(json.dumps(task.to_dict(), sort_keys=True)))
+
+
+@lru_cache(maxsize=256)
+def _reference_files(task_json: str) -> tuple[tuple[str, str], ...]:
+    task = Task.from_dict(json.loads(task_json))
+    with tempfile.TemporaryDirectory(prefix="dgm-dry-") as tmp:
+        work = reference_workspace(task, Path(tmp) / "work")
+        return tuple((f, (work / f).read_text()) for f in task.editable_files)
 
 
 # -- helpers -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from dgm.benchmarks import polyglot
+from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.errors import DgmError
 
 

@@ -16,7 +16,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from dgm.benchmarks.swe_data import REQUIREMENTS, Environment, pip_args
+from dgm.benchmarks.swebench.data import REQUIREMENTS, Environment, pip_args
 from dgm.errors import DgmError
 
 Log = Callable[[str], None]

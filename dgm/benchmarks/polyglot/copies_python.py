@@ -15,8 +15,8 @@ import copy
 import secrets
 from typing import Any
 
-from dgm.benchmarks.polyglot_canaries import parse_python
-from dgm.benchmarks.polyglot_copies import (
+from dgm.benchmarks.polyglot.canaries import parse_python
+from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
     MUST_PASS,
     REAL,

@@ -12,8 +12,8 @@ A copy calls the solution with the same inputs as its original, so nothing in it
 its place or what it does at run time tells it from a real test: a trick that lets
 "the tests that touched my code" pass, or answers from the test file, passes a must-fail
 copy too (or fails the real test), and the host, which alone keeps the mapping, reports
-`tampered`. Python works on the syntax tree (polyglot_copies_python); the other languages
-on spans of text found by bracket matching (polyglot_copies_text).
+`tampered`. Python works on the syntax tree (copies_python); the other languages
+on spans of text found by bracket matching (copies_text).
 """
 
 from __future__ import annotations
@@ -75,10 +75,10 @@ def disguise(
     has no test the judge can rename, unchanged. `context`: the exercise's other test
     files (Go: a test's table may be in another file)."""
     if language == "python":
-        from dgm.benchmarks.polyglot_copies_python import disguise_python
+        from dgm.benchmarks.polyglot.copies_python import disguise_python
 
         return disguise_python(text, names)
-    from dgm.benchmarks.polyglot_copies_text import disguise_text
+    from dgm.benchmarks.polyglot.copies_text import disguise_text
 
     return disguise_text(language, text, names, context)
 

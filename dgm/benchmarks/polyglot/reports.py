@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
+
+from dgm.benchmarks.judging import xml_report_root
 
 PASSED, FAILED, ERROR, SKIPPED = "PASSED", "FAILED", "ERROR", "SKIPPED"
 _RANK = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}
@@ -106,20 +107,9 @@ _JUNIT_KEYS: dict[str, Callable[[str, str], str]] = {
 }
 
 
-def xml_report_root(data: bytes, max_bytes: int = MAX_REPORT_BYTES) -> ET.Element | None:
-    """The root of a report the tests wrote (so untrusted): None when it is too big, not
-    well formed, or declares a DTD or entities (no entity expansion is ever attempted)."""
-    if len(data) > max_bytes or b"<!DOCTYPE" in data or b"<!ENTITY" in data:
-        return None
-    try:
-        return ET.fromstring(data)
-    except ET.ParseError:
-        return None
-
-
 def parse_junit(data: bytes, language: str) -> dict[str, str] | None:
     """JUnit XML -> {key: status}; None when it is not a well-formed report."""
-    root = xml_report_root(data)
+    root = xml_report_root(data, MAX_REPORT_BYTES)
     if root is None:
         return None
     if root.tag not in ("testsuites", "testsuite"):

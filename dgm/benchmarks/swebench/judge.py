@@ -20,9 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks import swe_guard
-from dgm.benchmarks.judge import readable_by_sandbox
-from dgm.benchmarks.polyglot_reports import xml_report_root
+from dgm.benchmarks.judging import readable_by_sandbox, xml_report_root
+from dgm.benchmarks.swebench import guard as swe_guard
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox

@@ -9,8 +9,8 @@ tests passed, or an exit status of 0 although tests failed.
 
 from __future__ import annotations
 
-from dgm.benchmarks.polyglot_copies import MUST_FAIL, MUST_PASS, REAL, Entry
-from dgm.benchmarks.polyglot_reports import PASSED, lookup, merge
+from dgm.benchmarks.polyglot.copies import MUST_FAIL, MUST_PASS, REAL, Entry
+from dgm.benchmarks.polyglot.reports import PASSED, lookup, merge
 from dgm.benchmarks.task import Verdict
 
 _FAILING = ("FAILED", "ERROR")

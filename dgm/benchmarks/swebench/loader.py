@@ -23,16 +23,23 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks import subsets, suite_image
-from dgm.benchmarks.swe_data import SweData, is_data_dir
-from dgm.benchmarks.swe_judge import make_spec
+from dgm.benchmarks import subsets
+from dgm.benchmarks.swebench import suite_image
+from dgm.benchmarks.swebench.data import SweData, is_data_dir
+from dgm.benchmarks.swebench.judge import make_spec
 from dgm.benchmarks.task import Task
 from dgm.errors import DgmError, NotFoundError
 
-__all__ = ["SweBenchmark", "make_spec", "read_instances"]
+__all__ = ["SweTasks", "make_spec", "read_instances"]
 
 NAME = "swebench"
 REPO_DIR = "/testbed"
+SUBSETS = {"small": "swe_bench_small.json", "medium": "swe_bench_medium.json",
+           "big": "swe_bench_big.json"}  # fmt: skip
+"""Named subsets of SWE-bench Verified (DGM's id lists, in eval/subsets)."""
+OFFLINE_SUBSETS = {"small": "swe_offline_small.json", "medium": "swe_offline_medium.json",
+                   "ci": "swe_ci.txt", "dry-run": "swe_dry_run.txt"}  # fmt: skip
+"""Real instances that run offline (a folder like ../shared/swe-bench): their own lists."""
 REQUIRED = (
     "instance_id", "repo", "base_commit", "problem_statement", "patch", "test_patch",
     "FAIL_TO_PASS", "PASS_TO_PASS", "image", "eval_script", "log_parser",
@@ -79,7 +86,7 @@ def check_instance(instance: dict[str, Any], where: str) -> None:
         )
 
 
-class SweBenchmark:
+class SweTasks:
     name = NAME
 
     def __init__(self, source: str | None = None, time_limit_s: int = 300) -> None:
@@ -110,7 +117,7 @@ class SweBenchmark:
             )
         image = suite_image.image_for(str(instance["image"]))
         if is_data_dir(self.source):
-            from dgm.benchmarks import swebench_images
+            from dgm.benchmarks.swebench import images as swebench_images
 
             image = swebench_images.image_for(self._data, task_id)
         return make_task(instance, image, self.source, self.time_limit_s)
@@ -120,8 +127,9 @@ class SweBenchmark:
         return SweData(self.source)
 
     def tasks(self, subset: str) -> list[Task]:
-        kind = "swebench-offline" if is_data_dir(self.source) else NAME
-        ids = subsets.resolve(subset, kind, self.task_ids(), self.languages())
+        offline = is_data_dir(self.source)
+        kind, lists = ("swebench-offline", OFFLINE_SUBSETS) if offline else (NAME, SUBSETS)
+        ids = subsets.resolve(subset, kind, self.task_ids(), self.languages(), lists)
         return [self.task(i) for i in ids]
 
 

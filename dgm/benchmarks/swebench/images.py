@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dgm.benchmarks import swe_wheels
-from dgm.benchmarks.swe_data import REQUIREMENTS, Environment, InstanceEnv, SweData
+from dgm.benchmarks.swebench import wheels as swe_wheels
+from dgm.benchmarks.swebench.data import REQUIREMENTS, Environment, InstanceEnv, SweData
 from dgm.errors import SandboxError
 from dgm.sandbox import images
 from dgm.sandbox.build_steps import Steps, follow_docker_build

@@ -24,11 +24,15 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dgm.benchmarks import polyglot, polyglot_canaries, polyglot_copies, polyglot_reports
-from dgm.benchmarks import polyglot_toolchains as chains
-from dgm.benchmarks.polyglot_canaries import Canary
-from dgm.benchmarks.polyglot_copies import REAL, Entry, NameGen
-from dgm.benchmarks.polyglot_grading import grade
+from dgm.benchmarks.judging import readable_by_sandbox
+from dgm.benchmarks.polyglot import canaries as polyglot_canaries
+from dgm.benchmarks.polyglot import copies as polyglot_copies
+from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.polyglot import reports as polyglot_reports
+from dgm.benchmarks.polyglot import toolchains as chains
+from dgm.benchmarks.polyglot.canaries import Canary
+from dgm.benchmarks.polyglot.copies import REAL, Entry, NameGen
+from dgm.benchmarks.polyglot.grading import grade
 from dgm.benchmarks.task import Task, Verdict
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
@@ -55,15 +59,6 @@ NEW_FILES: dict[str, tuple[str, ...]] = {
     "rust": (r"src/(?!bin/)(?!main\.rs$)(?:[a-z0-9_]+/)*[a-z0-9_]+\.rs",),
     "java": (r"src/main/java/[A-Za-z_][A-Za-z0-9_]*\.java",),
 }
-
-
-def readable_by_sandbox(root: Path) -> None:
-    """Let the sandbox's non-root user read a staged folder (temp dirs are 0700)."""
-    for path in [root, *root.rglob("*")]:
-        if path.is_symlink():
-            continue
-        extra = 0o755 if path.is_dir() else 0o644
-        path.chmod(path.stat().st_mode | extra)
 
 
 @dataclass

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from dgm.benchmarks.polyglot_assertions import FORMS as _FORMS
+from dgm.benchmarks.polyglot.assertions import FORMS as _FORMS
 
 _FILLER = ("value", "empty", "single", "input", "result", "case", "long", "short", "mixed",
            "number", "letters", "valid", "invalid", "edge", "first", "last", "many", "zero",

@@ -10,62 +10,28 @@ second argument, `isEqualTo(...)`, the literal side of a `REQUIRE(a == b)`, or a
 a variable named like `expected`/`want` is bound to); Go's table tests get a renamed copy
 of their table with one expected field changed. Compiled languages whose tests have no
 such literal invert the asserted condition instead (their sources are deleted before the
-tests run, polyglot_reports.DELETE_BEFORE_RUN).
+tests run, reports.BUILD and RUN).
 """
 
 from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from dgm.benchmarks.polyglot_canaries import without_feature_gated
-from dgm.benchmarks.polyglot_copies import (
+from dgm.benchmarks.polyglot import copies_scan as scan
+from dgm.benchmarks.polyglot.canaries import without_feature_gated
+from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
     MUST_PASS,
     REAL,
     TRIES,
     Entry,
     NameGen,
-    mutate_number,
-    mutate_string_body,
     pick_copies,
 )
-
-_STRING = {
-    "go": r'"(?:\\.|[^"\\\n])*"|`[^`]*`',
-    "rust": r'b?r(?P<hash>#*)"(?:.|\n)*?"(?P=hash)|b?"(?:\\.|[^"\\])*"',
-    "cpp": r'R"(?P<delim>[^(\s]*)\((?:.|\n)*?\)(?P=delim)"|"(?:\\.|[^"\\\n])*"',
-    "java": r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"',
-    "javascript": r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`',
-}
-_CHAR = r"'(?:\\.[^']{0,8}|[^'\\\n])'"
-_TOKEN = {
-    lang: re.compile(
-        rf"(?P<com>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<str>{pattern})"
-        + (rf"|(?P<chr>{_CHAR})" if lang != "javascript" else "")
-        + r"|(?P<num>(?<![\w.])\d[\w]*(?:\.\d\w*)?)|(?P<open>[({\[])|(?P<close>[)}\]])"
-    )
-    for lang, pattern in _STRING.items()
-}
-
-
-def tokens(language: str, text: str, start: int = 0, end: int | None = None) -> Iterator[re.Match]:
-    return _TOKEN[language].finditer(text, start, len(text) if end is None else end)
-
-
-def closing(language: str, text: str, open_at: int) -> int:
-    """The index just past the bracket matching the one at `open_at` (-1 when none)."""
-    depth = 0
-    for tok in tokens(language, text, open_at):
-        if tok.lastgroup == "open":
-            depth += 1
-        elif tok.lastgroup == "close":
-            depth -= 1
-            if depth == 0:
-                return tok.end()
-    return -1
+from dgm.benchmarks.polyglot.copies_go import mutate_go
+from dgm.benchmarks.polyglot.copies_scan import BOUND, change_literal, closing
 
 
 @dataclass
@@ -107,7 +73,7 @@ _HEAD = {
 
 
 def find_tests(language: str, text: str) -> list[Span]:
-    masked = _masked(language, _same_length_visible(language, text))
+    masked = scan.masked(language, _same_length_visible(language, text))
     spans = []
     for m in _HEAD[language].finditer(masked):
         start = m.start()
@@ -138,20 +104,6 @@ def _same_length_visible(language: str, text: str) -> str:
     kept += [""] * (len(lines) - len(kept))
     pairs = zip(lines, kept, strict=False)
     return "".join(line if k == line else re.sub(r"[^\n]", " ", line) for line, k in pairs)
-
-
-def _masked(language: str, text: str) -> str:
-    """`text` with comments and string contents blanked (same length), so that heads
-    are only found in code."""
-    out = list(text)
-    for tok in tokens(language, text):
-        if tok.lastgroup in ("com", "str"):
-            lo = tok.start() + (0 if tok.lastgroup == "com" else 1)
-            hi = tok.end() - (0 if tok.lastgroup == "com" else 1)
-            for i in range(lo, hi):
-                if out[i] != "\n":
-                    out[i] = " "
-    return "".join(out)
 
 
 def _container(masked: str, at: int) -> int:
@@ -242,8 +194,6 @@ _EXPECTED_ARG = {
     "cpp": re.compile(r"\b(?:REQUIRE|CHECK)\s*\("),
     "go": re.compile(r"(?!)"),
 }
-_BOUND = re.compile(r"\b(?:const|let|var|auto|final)?\s*(?:[\w:<>,\s]+\s)?"
-                    r"(expected\w*|want\w*|exp)\s*(?::[^=\n]*)?:?=\s*", re.IGNORECASE)  # fmt: skip
 _INVERT = {
     "rust": [(r"\bassert_eq!", "assert_ne!"), (r"\bassert!\s*\(", "assert!(!")],
     "java": [
@@ -262,15 +212,15 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen,
     before it (Go: a changed copy of its table)), or None."""
     chunk = text[span.start : span.end]
     if language == "go":
-        return _mutate_go(text + "\n" + context, chunk, names)
+        return mutate_go(text + "\n" + context, chunk, names)
     regions = []
-    for m in _EXPECTED_ARG[language].finditer(_masked(language, chunk)):
+    for m in _EXPECTED_ARG[language].finditer(scan.masked(language, chunk)):
         end = closing(language, chunk, m.end() - 1)
         if end < 0:
             continue
         lo, hi = _expected_side(language, chunk, m, end)
         regions.append((lo, hi))
-    for m in _BOUND.finditer(_masked(language, chunk)):
+    for m in BOUND.finditer(scan.masked(language, chunk)):
         stop = chunk.find(";" if language != "go" else "\n", m.end())
         regions.append((m.end(), len(chunk) if stop < 0 else stop))
     for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
@@ -278,7 +228,7 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen,
         if changed:
             return (*changed, "")
     for pattern, replacement in _INVERT.get(language, []):
-        if re.search(pattern, _masked(language, chunk)):
+        if re.search(pattern, scan.masked(language, chunk)):
             new = re.sub(pattern, replacement, chunk, count=1)
             if language == "rust" and replacement == "assert!(!":
                 new = _close_negation(new)
@@ -307,7 +257,7 @@ def _top_level_comma(chunk: str, lo: int, hi: int) -> int:
 
 def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[int, int]:
     lo, hi = m.end(), end - 1
-    masked = _masked(language, chunk)
+    masked = scan.masked(language, chunk)
     if language == "rust" or m.group(0).startswith("assertEquals"):
         comma = _top_level_comma(masked, lo, hi)
         return (comma + 1, hi) if language == "rust" else (lo, comma)
@@ -324,86 +274,3 @@ def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[in
             return left
         return hi, hi
     return lo, hi
-
-
-def change_literal(language: str, chunk: str, lo: int, hi: int) -> tuple[str, str] | None:
-    """`chunk` with one string/number/char literal in [lo, hi) changed."""
-    found = [t for t in tokens(language, chunk, lo, hi) if t.lastgroup in ("str", "num", "chr")]
-    for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
-        literal = tok.group(0)
-        if tok.lastgroup == "num":
-            new = mutate_number(literal)
-        elif tok.lastgroup == "chr":
-            body = literal[1:-1]
-            new = f"'{mutate_string_body(body)[:1]}'" if len(body) == 1 and body.isalnum() else None
-        else:
-            quote = re.match(r'^(b?r?#*)?("""|"|\'|`)', literal)
-            if not quote or literal.startswith(("r", "br", "R")):
-                continue
-            q = quote.group(2)
-            inner = literal[len(quote.group(0)) : len(literal) - len(q)]
-            new = quote.group(0) + mutate_string_body(inner) + q
-        if new and new != literal:
-            changed = chunk[: tok.start()] + new + chunk[tok.end() :]
-            return changed, f"expected {literal} -> {new}"
-    return None
-
-
-# -- Go table tests ------------------------------------------------------------------------
-_GO_RANGE = re.compile(r"for\s+_?\s*,\s*(\w+)\s*:=\s*range\s+(\w+)\s*\{")
-_GO_FIELD = re.compile(r"(?i)^(?:expect\w*|want\w*|output\w*|result\w*|answer|exp)$")
-
-
-def _mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | None:
-    found = _GO_RANGE.search(chunk)
-    if found:
-        var, table = found.group(1), found.group(2)
-        fields = {f for f in re.findall(rf"\b{var}\.(\w+)", chunk) if _GO_FIELD.match(f)}
-        if fields and re.search(rf"\b{table}\s*:=", chunk):  # a table inside the test
-            changed = _change_field(chunk, fields)
-            if changed:
-                return (*changed, "")
-        decl = re.search(rf"^var\s+{table}\s*=", text, re.MULTILINE)
-        if decl and fields:
-            end = _go_decl_end(text, decl.end())
-            changed = _change_field(text[decl.start() : end], fields) if end > 0 else None
-            if changed:
-                new_name = "test" + names.token().capitalize()
-                source = re.sub(rf"^var\s+{table}\b", f"var {new_name}", changed[0], count=1)
-                body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
-                return body, changed[1], source + "\n\n"
-    for m in _BOUND.finditer(_masked("go", chunk)):
-        stop = chunk.find("\n", m.end())
-        changed = change_literal("go", chunk, m.end(), len(chunk) if stop < 0 else stop)
-        if changed:
-            return (*changed, "")
-    check = _GO_CHECK.search(_masked("go", chunk))
-    if check:  # no value to change: the first failing check inverted
-        cond = chunk[check.start(1) : check.end(1)]
-        body = chunk[: check.start(1)] + f"!({cond})" + chunk[check.end(1) :]
-        return body, f"inverted if {cond.strip()}", ""
-    return None
-
-
-_GO_CHECK = re.compile(r"\bif\s+([^{};\n]+?)\s*\{\s*\n\s*t\.(?:Errorf?|Fatalf?)\(")
-
-
-def _go_decl_end(text: str, at: int) -> int:
-    """Just past a package-level `var x = T{...}` (a `[]struct{...}{...}` included)."""
-    opener = text.find("{", at)
-    end = closing("go", text, opener) if opener >= 0 else -1
-    while end > 0 and text[end:].lstrip(" \t").startswith("{"):
-        end = closing("go", text, text.index("{", end))
-    return end
-
-
-def _change_field(source: str, fields: set[str]) -> tuple[str, str] | None:
-    """`source` with the literal value of one `field: value` line changed."""
-    pattern = rf"^\s*(?:{'|'.join(sorted(fields))})\s*:\s*"
-    sites = list(re.finditer(pattern, source, re.MULTILINE))
-    for site in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
-        stop = source.find("\n", site.end())
-        changed = change_literal("go", source, site.end(), len(source) if stop < 0 else stop)
-        if changed:
-            return changed
-    return None

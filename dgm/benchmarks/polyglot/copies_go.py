@@ -1,0 +1,70 @@
+"""Must-fail copies of Go tests (see copies_text): a table test gets a renamed copy of its
+table with one expected field changed; a test that binds `want`/`expected` to a literal
+gets that literal changed; any other test its first failing check inverted (Go's test
+sources are gone before the tests run, and no agent file may embed them)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from dgm.benchmarks.polyglot.copies import NameGen
+from dgm.benchmarks.polyglot.copies_scan import BOUND, change_literal, closing, masked
+
+_GO_RANGE = re.compile(r"for\s+_?\s*,\s*(\w+)\s*:=\s*range\s+(\w+)\s*\{")
+_GO_FIELD = re.compile(r"(?i)^(?:expect\w*|want\w*|output\w*|result\w*|answer|exp)$")
+
+
+def mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | None:
+    found = _GO_RANGE.search(chunk)
+    if found:
+        var, table = found.group(1), found.group(2)
+        fields = {f for f in re.findall(rf"\b{var}\.(\w+)", chunk) if _GO_FIELD.match(f)}
+        if fields and re.search(rf"\b{table}\s*:=", chunk):  # a table inside the test
+            changed = _change_field(chunk, fields)
+            if changed:
+                return (*changed, "")
+        decl = re.search(rf"^var\s+{table}\s*=", text, re.MULTILINE)
+        if decl and fields:
+            end = _go_decl_end(text, decl.end())
+            changed = _change_field(text[decl.start() : end], fields) if end > 0 else None
+            if changed:
+                new_name = "test" + names.token().capitalize()
+                source = re.sub(rf"^var\s+{table}\b", f"var {new_name}", changed[0], count=1)
+                body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
+                return body, changed[1], source + "\n\n"
+    for m in BOUND.finditer(masked("go", chunk)):
+        stop = chunk.find("\n", m.end())
+        changed = change_literal("go", chunk, m.end(), len(chunk) if stop < 0 else stop)
+        if changed:
+            return (*changed, "")
+    check = _GO_CHECK.search(masked("go", chunk))
+    if check:  # no value to change: the first failing check inverted
+        cond = chunk[check.start(1) : check.end(1)]
+        body = chunk[: check.start(1)] + f"!({cond})" + chunk[check.end(1) :]
+        return body, f"inverted if {cond.strip()}", ""
+    return None
+
+
+_GO_CHECK = re.compile(r"\bif\s+([^{};\n]+?)\s*\{\s*\n\s*t\.(?:Errorf?|Fatalf?)\(")
+
+
+def _go_decl_end(text: str, at: int) -> int:
+    """Just past a package-level `var x = T{...}` (a `[]struct{...}{...}` included)."""
+    opener = text.find("{", at)
+    end = closing("go", text, opener) if opener >= 0 else -1
+    while end > 0 and text[end:].lstrip(" \t").startswith("{"):
+        end = closing("go", text, text.index("{", end))
+    return end
+
+
+def _change_field(source: str, fields: set[str]) -> tuple[str, str] | None:
+    """`source` with the literal value of one `field: value` line changed."""
+    pattern = rf"^\s*(?:{'|'.join(sorted(fields))})\s*:\s*"
+    sites = list(re.finditer(pattern, source, re.MULTILINE))
+    for site in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
+        stop = source.find("\n", site.end())
+        changed = change_literal("go", source, site.end(), len(source) if stop < 0 else stop)
+        if changed:
+            return changed
+    return None

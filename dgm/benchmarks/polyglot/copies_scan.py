@@ -1,0 +1,85 @@
+"""The scanner the disguise of brace-language test files uses (see copies_text): tokens
+that skip strings, characters and comments, bracket matching, and changing one literal."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+
+from dgm.benchmarks.polyglot.copies import mutate_number, mutate_string_body
+
+_STRING = {
+    "go": r'"(?:\\.|[^"\\\n])*"|`[^`]*`',
+    "rust": r'b?r(?P<hash>#*)"(?:.|\n)*?"(?P=hash)|b?"(?:\\.|[^"\\])*"',
+    "cpp": r'R"(?P<delim>[^(\s]*)\((?:.|\n)*?\)(?P=delim)"|"(?:\\.|[^"\\\n])*"',
+    "java": r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"',
+    "javascript": r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`',
+}
+_CHAR = r"'(?:\\.[^']{0,8}|[^'\\\n])'"
+_TOKEN = {
+    lang: re.compile(
+        rf"(?P<com>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<str>{pattern})"
+        + (rf"|(?P<chr>{_CHAR})" if lang != "javascript" else "")
+        + r"|(?P<num>(?<![\w.])\d[\w]*(?:\.\d\w*)?)|(?P<open>[({\[])|(?P<close>[)}\]])"
+    )
+    for lang, pattern in _STRING.items()
+}
+
+
+def tokens(language: str, text: str, start: int = 0, end: int | None = None) -> Iterator[re.Match]:
+    return _TOKEN[language].finditer(text, start, len(text) if end is None else end)
+
+
+def closing(language: str, text: str, open_at: int) -> int:
+    """The index just past the bracket matching the one at `open_at` (-1 when none)."""
+    depth = 0
+    for tok in tokens(language, text, open_at):
+        if tok.lastgroup == "open":
+            depth += 1
+        elif tok.lastgroup == "close":
+            depth -= 1
+            if depth == 0:
+                return tok.end()
+    return -1
+
+
+def masked(language: str, text: str) -> str:
+    """`text` with comments and string contents blanked (same length), so that heads
+    are only found in code."""
+    out = list(text)
+    for tok in tokens(language, text):
+        if tok.lastgroup in ("com", "str"):
+            lo = tok.start() + (0 if tok.lastgroup == "com" else 1)
+            hi = tok.end() - (0 if tok.lastgroup == "com" else 1)
+            for i in range(lo, hi):
+                if out[i] != "\n":
+                    out[i] = " "
+    return "".join(out)
+
+
+BOUND = re.compile(r"\b(?:const|let|var|auto|final)?\s*(?:[\w:<>,\s]+\s)?"
+                    r"(expected\w*|want\w*|exp)\s*(?::[^=\n]*)?:?=\s*", re.IGNORECASE)  # fmt: skip
+
+
+def change_literal(language: str, chunk: str, lo: int, hi: int) -> tuple[str, str] | None:
+    """`chunk` with one string/number/char literal in [lo, hi) changed."""
+    found = [t for t in tokens(language, chunk, lo, hi) if t.lastgroup in ("str", "num", "chr")]
+    for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
+        literal = tok.group(0)
+        if tok.lastgroup == "num":
+            new = mutate_number(literal)
+        elif tok.lastgroup == "chr":
+            body = literal[1:-1]
+            new = f"'{mutate_string_body(body)[:1]}'" if len(body) == 1 and body.isalnum() else None
+        else:
+            quote = re.match(r'^(b?r?#*)?("""|"|\'|`)', literal)
+            if not quote or literal.startswith(("r", "br", "R")):
+                continue
+            q = quote.group(2)
+            inner = literal[len(quote.group(0)) : len(literal) - len(q)]
+            new = quote.group(0) + mutate_string_body(inner) + q
+        if new and new != literal:
+            changed = chunk[: tok.start()] + new + chunk[tok.end() :]
+            return changed, f"expected {literal} -> {new}"
+    return None
