@@ -129,9 +129,7 @@ def judge_polyglot(
             "folder": Path(task.source).name,
             "solution": list(task.editable_files),
             "new_files": list(NEW_FILES.get(language, ())),
-            "reports": [polyglot_reports.REPORT_FILES[language]] * (language in
-                        polyglot_reports.REPORT_FILES)
-            + list(polyglot_reports.OPTIONAL_REPORTS.get(language, ())),
+            "reports": allowed_reports(language),
             "result_lines": polyglot_reports.RESULT_LINES.get(language, ""),
             "budget": max(limits.max_output // 2 - _JUDGE_HEADROOM, 0),
         }  # fmt: skip
@@ -146,6 +144,12 @@ def judge_polyglot(
                                  backend)  # fmt: skip
     verdict = verdict_from(result, task, plan)
     return verdict, readable_log(result.output, plan, verdict)
+
+
+def allowed_reports(language: str) -> list[str]:
+    """The report files judge_prep may find in its report folder (nothing else)."""
+    main = polyglot_reports.REPORT_FILES.get(language)
+    return ([main] if main else []) + list(polyglot_reports.OPTIONAL_REPORTS.get(language, ()))
 
 
 def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, time_limit_s: int,
