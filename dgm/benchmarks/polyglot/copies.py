@@ -18,6 +18,7 @@ on spans of text found by bracket matching (copies_text).
 
 from __future__ import annotations
 
+import contextvars
 import re
 import secrets
 from dataclasses import dataclass
@@ -74,6 +75,14 @@ def disguise(
     """The test file with every test renamed and copies added; ([] entries) when the file
     has no test the judge can rename, unchanged. `context`: the exercise's other test
     files (Go: a test's table may be in another file)."""
+    token = WORDS.set(file_words(text + "\n" + context))
+    try:
+        return _disguise(language, text, names, context)
+    finally:
+        WORDS.reset(token)
+
+
+def _disguise(language: str, text: str, names: NameGen, context: str) -> tuple[str, list[Entry]]:
     if language == "python":
         from dgm.benchmarks.polyglot.copies_python import disguise_python
 
@@ -105,9 +114,32 @@ def other_char(char: str) -> str:
     return secrets.choice(pool.replace(char, "") or "q")
 
 
+WORDS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("words", default=())
+"""The words of the test file being disguised (set by `disguise`)."""
+
+
+def file_words(text: str) -> tuple[str, ...]:
+    """The words inside the file's string literals (a changed value takes one of them)."""
+    literals = re.findall(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', text)
+    return tuple(sorted({w for lit in literals for w in re.findall(r"[A-Za-z]{2,}", lit)}))
+
+
+def _shape(word: str) -> str:
+    return "upper" if word.isupper() else "title" if word.istitle() else "lower" * word.islower()
+
+
 def mutate_string_body(body: str) -> str:
-    """`body` (the inside of a string literal, escapes kept) with one plain character
-    changed, or a letter added when it has none."""
+    """`body` (the inside of a string literal, escapes kept) with one word swapped for
+    another word of the same file and case (a real-looking value, which a dictionary
+    cannot tell from the real one), else one plain character changed, or a letter added
+    when it has none."""
+    spots = [m for m in re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body)]
+    for m in sorted(spots, key=lambda _m: secrets.randbelow(1 << 30)):
+        word = m.group(0)
+        others = [w for w in WORDS.get() if w != word and _shape(w) == _shape(word) != ""
+                  and abs(len(w) - len(word)) <= 2]  # fmt: skip
+        if others:
+            return body[: m.start()] + secrets.choice(others) + body[m.end() :]
     plain = [m.start() for m in re.finditer(r"(?<!\\)[A-Za-z0-9]", body)]
     plain = [i for i in plain if i == 0 or body[i - 1] != "\\"]
     if not plain:
