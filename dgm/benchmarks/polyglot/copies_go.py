@@ -9,7 +9,13 @@ import re
 import secrets
 
 from dgm.benchmarks.polyglot.copies import NameGen
-from dgm.benchmarks.polyglot.copies_scan import BOUND, change_literal, closing, masked
+from dgm.benchmarks.polyglot.copies_scan import (
+    BOUND,
+    change_literal,
+    closing,
+    initializer_end,
+    masked,
+)
 
 _GO_RANGE = re.compile(r"for\s+_?\s*,\s*(\w+)\s*:=\s*range\s+(\w+)\s*\{")
 _GO_FIELD = re.compile(r"(?i)^(?:expect\w*|want\w*|output\w*|result\w*|answer|exp)$")
@@ -34,8 +40,7 @@ def mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | N
                 body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
                 return body, changed[1], source + "\n\n"
     for m in BOUND.finditer(masked("go", chunk)):
-        stop = chunk.find("\n", m.end())
-        changed = change_literal("go", chunk, m.end(), len(chunk) if stop < 0 else stop)
+        changed = change_literal("go", chunk, m.end(), initializer_end("go", chunk, m.end()))
         if changed:
             return (*changed, "")
     check = _GO_CHECK.search(masked("go", chunk))

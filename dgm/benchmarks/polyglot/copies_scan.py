@@ -83,3 +83,25 @@ def change_literal(language: str, chunk: str, lo: int, hi: int) -> tuple[str, st
             changed = chunk[: tok.start()] + new + chunk[tok.end() :]
             return changed, f"expected {literal} -> {new}"
     return None
+
+
+def initializer_end(language: str, chunk: str, start: int) -> int:
+    """Where the expression starting at `start` ends: the first `;` or line end outside
+    brackets (a multi-line `[...]` is whole; the next statement's literals, inputs among
+    them, are never taken for the expected value)."""
+    depth = 0
+    at = start
+    for tok in tokens(language, chunk, start):
+        gap = chunk[at : tok.start()]
+        if depth == 0 and ("\n" in gap or ";" in gap):
+            return at + min(i for i in (gap.find("\n"), gap.find(";")) if i >= 0)
+        if tok.lastgroup == "open":
+            depth += 1
+        elif tok.lastgroup == "close":
+            depth -= 1
+            if depth < 0:
+                return tok.start()
+        at = tok.end()
+    gap = chunk[at:]
+    stops = [i for i in (gap.find("\n"), gap.find(";")) if i >= 0]
+    return at + min(stops) if stops else len(chunk)

@@ -221,8 +221,7 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen,
         lo, hi = _expected_side(language, chunk, m, end)
         regions.append((lo, hi))
     for m in BOUND.finditer(scan.masked(language, chunk)):
-        stop = chunk.find(";" if language != "go" else "\n", m.end())
-        regions.append((m.end(), len(chunk) if stop < 0 else stop))
+        regions.append((m.end(), scan.initializer_end(language, chunk, m.end())))
     for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
         changed = change_literal(language, chunk, lo, hi)
         if changed:
@@ -256,21 +255,24 @@ def _top_level_comma(chunk: str, lo: int, hi: int) -> int:
 
 
 def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[int, int]:
+    """The expected side of an assertion: the argument of `toEqual(...)`/`isEqualTo(...)`;
+    of two compared sides, the one that calls nothing (the other calls the solution, and
+    a changed input would not make a failing copy); nothing when that is unclear."""
     lo, hi = m.end(), end - 1
     masked = scan.masked(language, chunk)
     if language == "rust" or m.group(0).startswith("assertEquals"):
         comma = _top_level_comma(masked, lo, hi)
-        return (comma + 1, hi) if language == "rust" else (lo, comma)
-    if language == "cpp":
-        inner = masked[lo:hi]
-        eq = inner.find("==")
+        left, right = (lo, comma), (comma + 1, hi)
+    elif language == "cpp":
+        eq = masked.find("==", lo, hi)
         if eq < 0:
             return hi, hi
-        left, right = (lo, lo + eq), (lo + eq + 2, hi)
-        calls = [("(" in masked[a:b]) for a, b in (left, right)]
-        if calls == [True, False]:
-            return right
-        if calls == [False, True]:
-            return left
-        return hi, hi
-    return lo, hi
+        left, right = (lo, eq), (eq + 2, hi)
+    else:
+        return lo, hi
+    calls = [("(" in masked[a:b]) for a, b in (left, right)]
+    if calls == [True, False]:
+        return right
+    if calls == [False, True]:
+        return left
+    return hi, hi
