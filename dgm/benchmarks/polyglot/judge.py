@@ -247,17 +247,25 @@ def abnormal_end(result: ExecResult, task: Task, test_exit: int | None) -> str |
 
 
 def readable_log(output: str, plan: JudgePlan, verdict: Verdict) -> str:
-    """The test output without the encoded reports, the canaries' and the copies' lines,
-    real tests under their own names, plus the per-test results the verdict was made from."""
+    """The test output without the encoded reports and without the canaries' and the
+    copies' output (a line naming one starts a hidden section, a line naming a real test
+    ends it: a changed copy's failure would read as the solution's), real tests under
+    their own names, plus the per-test results the verdict was made from."""
     hidden = [c.name for c in plan.canaries]
     hidden += [_bare(e.key) for e in plan.entries if e.kind != REAL]
     real = sorted(((_bare(e.key), _bare(e.original)) for e in plan.entries if e.kind == REAL),
                   key=lambda pair: -len(pair[0]))  # fmt: skip
-    kept = []
+    kept: list[str] = []
+    in_hidden = False
     for line in output.splitlines():
-        if _REPORT.match(line) or any(n in line for n in hidden):
+        if _REPORT.match(line):
             continue
-        if any(b in line for b in plan.bodies):
+        if any(n in line for n in hidden):
+            in_hidden = True
+            continue
+        if any(fresh in line for fresh, _ in real) or line.startswith(">>>>> dgm judge"):
+            in_hidden = False
+        if in_hidden or any(b in line for b in plan.bodies):
             continue
         for fresh, original in real:
             line = line.replace(fresh, original)
