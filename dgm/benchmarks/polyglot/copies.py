@@ -92,6 +92,16 @@ def _disguise(language: str, text: str, names: NameGen, context: str) -> tuple[s
     return disguise_text(language, text, names, context)
 
 
+SHARED_STATE = re.compile(r"(?i)thread|executor|concurren|parallel|\bgo\s+func|\bspawn\b")
+"""Tests never copied: threads or processes they start may outlive them (Java's
+bank-account ran out of threads with a copy of its concurrency test), so a second run
+is not the same test."""
+
+
+def copyable(test_text: str) -> bool:
+    return not SHARED_STATE.search(test_text)
+
+
 def pick_copies(candidates: list[int], mutable: list[int]) -> tuple[list[int], list[int]]:
     """(tests to copy unchanged, tests to copy changed: up to two each), drawn afresh.
 

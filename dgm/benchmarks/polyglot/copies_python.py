@@ -23,6 +23,7 @@ from dgm.benchmarks.polyglot.copies import (
     TRIES,
     Entry,
     NameGen,
+    copyable,
     mutate_string_body,
     pick_copies,
 )
@@ -51,8 +52,9 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
             continue
         tests: list[Any] = [node.body[i] for i in slots]
         originals = [_key(cls, t.name) for t in tests]
-        mutable = [i for i, t in enumerate(tests) if mutate(copy.deepcopy(t)) is not None]
-        passing, failing = pick_copies(list(range(len(tests))), mutable)
+        able = [i for i, t in enumerate(tests) if copyable(ast.unparse(t))]
+        mutable = [i for i in able if mutate(copy.deepcopy(tests[i])) is not None]
+        passing, failing = pick_copies(able, mutable)
         out = []
         for i, test in enumerate(tests):
             test.name = names.name("python")

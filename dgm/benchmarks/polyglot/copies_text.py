@@ -28,6 +28,7 @@ from dgm.benchmarks.polyglot.copies import (
     TRIES,
     Entry,
     NameGen,
+    copyable,
     pick_copies,
 )
 from dgm.benchmarks.polyglot.copies_go import mutate_go
@@ -149,7 +150,8 @@ def disguise_text(language: str, text: str, names: NameGen,
         found = mutate_test(language, text, span, names, context)
         if found:
             mutants[i] = found
-    passing, failing = pick_copies(list(range(len(spans))), list(mutants))
+    able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
+    passing, failing = pick_copies(able, [i for i in mutants if i in able])
     entries: list[Entry] = []
     pieces: list[tuple[int, int, str]] = []
     for i, span in enumerate(spans):
