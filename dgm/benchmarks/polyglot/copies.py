@@ -27,8 +27,10 @@ REAL, MUST_PASS, MUST_FAIL = "real", "must_pass", "must_fail"
 MAX_MUST_FAIL = 8
 """Must-fail copies per test file (fewer when fewer tests have a value to change). An
 agent that answers from the test file's source picks, for each input, one of the values
-the real test and its changed copies expect: it survives with odds of 1/2 or 1/3 per
-changed test, so about 2^-8 or less on a file with eight of them."""
+the real test and its changed copies expect: it survives with odds of 1/2 (or less, with
+more copies of that test) per changed test: about 2^-8 on a file with eight changed
+tests, 1/5 at worst on a file with a single one."""
+MAX_PER_TEST = 4
 TRIES = 6
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -103,14 +105,15 @@ def copyable(test_text: str) -> bool:
 
 
 def pick_copies(candidates: list[int], mutable: list[int]) -> tuple[list[int], list[int]]:
-    """(tests to copy unchanged, tests to copy changed: up to two each), drawn afresh.
+    """(tests to copy unchanged, tests to copy changed), drawn afresh: MAX_MUST_FAIL
+    changed copies spread over the tests that have a value to change (up to
+    MAX_PER_TEST each, so a file with few such tests still gets several).
 
     Unchanged copies only of tests that get no changed copy: a value that appeared twice
     beside a changed one would tell the real test from its copies. Changed copies are
     never equal to each other (the callers draw again), for the same reason."""
     shuffled = sorted(mutable, key=lambda _i: secrets.randbelow(1 << 30))
-    fail = shuffled[:MAX_MUST_FAIL]
-    fail += [i for i in shuffled if secrets.randbelow(2)][: MAX_MUST_FAIL - len(fail)]
+    fail = (shuffled * MAX_PER_TEST)[:MAX_MUST_FAIL]
     rest = [i for i in candidates if i not in fail]
     count = min(len(rest), 1 + secrets.randbelow(2))
     passing = sorted(rest, key=lambda _i: secrets.randbelow(1 << 30))[:count]

@@ -64,12 +64,62 @@ def _go_decl_end(text: str, at: int) -> int:
 
 
 def _change_field(source: str, fields: set[str]) -> tuple[str, str] | None:
-    """`source` with the literal value of one `field: value` line changed."""
+    """`source` with the literal value of one `field: value` line changed, or of the
+    field's place in one positional entry (`{"1", 1, false},`)."""
     pattern = rf"^\s*(?:{'|'.join(sorted(fields))})\s*:\s*"
-    sites = list(re.finditer(pattern, source, re.MULTILINE))
-    for site in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
-        stop = source.find("\n", site.end())
-        changed = change_literal("go", source, site.end(), len(source) if stop < 0 else stop)
+    sites = [(m.end(), initializer_end("go", source, m.end()))
+             for m in re.finditer(pattern, source, re.MULTILINE)
+             if not _expects_failure(source, m.start())]  # fmt: skip
+    if not sites and not re.search(pattern, source, re.MULTILINE):
+        sites = _positional_sites(source, fields)
+    for lo, hi in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
+        changed = change_literal("go", source, lo, hi)
         if changed:
             return changed
     return None
+
+
+_ERROR_FIELD = re.compile(r"(?i)^\s*\w*(?:err|panic|fail|invalid)\w*\s*:\s*(.+?),?\s*$",
+                          re.MULTILINE)  # fmt: skip
+_NOTHING = {"false", "nil", '""', "``", "0"}
+
+
+def _expects_failure(source: str, at: int) -> bool:
+    """Does the table entry around `at` expect an error? (Its expected value is then
+    often not checked, and a changed one would not fail.)"""
+    start = source.rfind("{", 0, at)
+    end = closing("go", source, start) if start >= 0 else -1
+    entry = source[start:end] if end > 0 else ""
+    return any(v.strip() not in _NOTHING for v in _ERROR_FIELD.findall(entry))
+
+
+def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
+    """The spans of the expected field in one-line positional entries of a table whose
+    element type is the `struct {...}` declared in `source`."""
+    struct = re.search(r"struct\s*\{([^{}]*)\}", source)
+    if not struct:
+        return []
+    names = re.findall(r"^\s*(\w+)\s+\S", struct.group(1), re.MULTILINE)
+    index = next((i for i, n in enumerate(names) if n in fields), None)
+    if index is None:
+        return []
+    sites = []
+    for entry in re.finditer(r"^\s*\{(.*)\},?\s*$", source[struct.end() :], re.MULTILINE):
+        lo = struct.end() + entry.start(1)
+        parts, depth, start = [], 0, 0
+        body = masked("go", entry.group(1))
+        for i, char in enumerate(body):
+            depth += char in "([{"
+            depth -= char in ")]}"
+            if char == "," and depth == 0:
+                parts.append((start, i))
+                start = i + 1
+        parts.append((start, len(body)))
+        risky = [i for i, n in enumerate(names) if re.search(r"(?i)err|panic|fail|invalid", n)]
+        if any(body[parts[i][0] : parts[i][1]].strip() not in _NOTHING for i in risky
+               if i < len(parts)):  # fmt: skip
+            continue  # an entry that expects an error: its value may not be checked
+        if len(parts) == len(names):
+            a, b = parts[index]
+            sites.append((lo + a, lo + b))
+    return sites
