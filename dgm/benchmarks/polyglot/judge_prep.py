@@ -241,13 +241,46 @@ def build_phase(plan, work):
     env = dict(os.environ, DGM_OUT="/out", DGM_EXERCISE=plan["folder"])
     note("building the tests")
     started = time.monotonic()
-    proc = subprocess.run(["/bin/sh", "-c", plan["build"]], cwd=work, env=env,
-                          stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
-    code = proc.returncode
+    code = go_package_alone(work, env) if plan["language"] == "go" else 0
+    if code == 0:
+        proc = subprocess.run(["/bin/sh", "-c", plan["build"]], cwd=work, env=env,
+                              stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
+        code = proc.returncode
     if code == 0 and plan["language"] == "rust":
         code = copy_rust_tests(work)
     print(f"\n>>>>> dgm judge: build exited {code} after {time.monotonic() - started:.3f} s",
           flush=True)  # fmt: skip
+
+
+_UNDEFINED = re.compile(r"^\S+\.go:\d+:\d+: undefined: (\w+)$")
+_NOT_HELPERS = re.compile(r"(?:Test|Benchmark|Example|Fuzz)(?:[A-Z_0-9]|$)")
+
+
+def go_package_alone(work, env):
+    """`go build ./...`: the package must build without its test files, so that solution
+    code cannot use the tests' tables (or anything else of theirs) as answers. Helper
+    functions a test file provides for solutions to call (bottle-song's `Title`) are the
+    one exception: an error naming only those is no failure."""
+    proc = subprocess.run(["go", "build", "./..."], cwd=work, env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    if proc.returncode == 0:
+        return 0
+    helpers = set()
+    for name in os.listdir(work):
+        if name.endswith("_test.go"):
+            with open(os.path.join(work, name), errors="replace") as fh:
+                found = re.findall(r"^func (\w+)\s*\(", fh.read(), re.MULTILINE)
+            helpers |= {f for f in found if not _NOT_HELPERS.match(f)}
+    lines = [ln for ln in proc.stdout.splitlines() + proc.stderr.splitlines()
+             if ln.strip() and not ln.startswith("#")]  # fmt: skip
+    used = [_UNDEFINED.match(ln) for ln in lines]
+    if lines and all(m and m.group(1) in helpers for m in used):
+        note("the package uses helper functions its tests provide: "
+             + ", ".join(sorted({m.group(1) for m in used if m})))  # fmt: skip
+        return 0
+    sys.stdout.write(proc.stdout + proc.stderr)
+    note("the package does not build without its test files (go build ./...)")
+    return proc.returncode or 1
 
 
 def copy_rust_tests(work):

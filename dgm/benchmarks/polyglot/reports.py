@@ -60,7 +60,7 @@ COMMANDS = {
 """One command per language (the judge splits the compiled ones: BUILD and RUN)."""
 
 BUILD = {
-    "go": 'go build ./... && go test -c -o "$DGM_OUT/tests.test" .',
+    "go": 'go test -c -o "$DGM_OUT/tests.test" .',  # after `go build ./...` (judge_prep)
     "rust": "cargo test --offline --no-run --message-format=json-render-diagnostics"
     ' > "$DGM_OUT/cargo.json"',
     "cpp": "mkdir -p build && cd build && cmake -DEXERCISM_RUN_ALL_TESTS=1 -G 'Unix Makefiles'"
