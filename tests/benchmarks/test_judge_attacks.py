@@ -97,3 +97,15 @@ def test_rust_reference_resolves_with_several_test_files_and_feature_gated_tests
     task = polyglot.PolyglotTasks(polyglot_dir).task(f"rust__{exercise}")
     verdict, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
     assert verdict.resolved and not verdict.tampered, (verdict.error, log[-3000:])
+
+
+def test_go_package_may_use_helpers_its_tests_provide(
+    polyglot_dir: Path, polyglot_image: str
+) -> None:
+    """bottle-song's reference calls `Title`, a helper its test file provides: the package
+    does not build alone, yet only for that, so it resolves (the tables stay out of reach:
+    go-reads_tests_table_referenced)."""
+    task = polyglot.PolyglotTasks(polyglot_dir).task("go__bottle-song")
+    verdict, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
+    assert verdict.resolved and not verdict.tampered, (verdict.error, log[-3000:])
+    assert "helper functions its tests provide: Title" in log
