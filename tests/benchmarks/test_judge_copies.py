@@ -287,3 +287,16 @@ def test_files_that_read_the_tests_at_compile_time_never_reach_the_judge(
     prep.bring_over(plan, str(work))
     assert not (work / rel).exists()
     assert "reads files at compile time" in capsys.readouterr().out
+
+
+def test_a_comparison_with_expected_is_not_a_binding() -> None:
+    """C++'s `REQUIRE(expected == f({1, 2}, {}))`: the literals on its right are inputs;
+    a copy that changed one would still pass (cpp__sublist was flagged tampered so)."""
+    text = (
+        '#include "s.h"\nTEST_CASE("t") {\n    s::Kind expected = s::Kind::superlist;\n'
+        "    REQUIRE(expected == s::f({1, 2, 3}, {}));\n}\n"
+    )
+    for _ in range(20):
+        new, entries = disguise("cpp", text, NameGen())
+        assert new.count("{1, 2, 3}") == new.count("REQUIRE")
+        assert all(e.how.startswith("inverted") for e in entries if e.kind == MUST_FAIL)

@@ -59,7 +59,10 @@ def masked(language: str, text: str) -> str:
 
 
 BOUND = re.compile(r"\b(?:const|let|var|auto|final)?\s*(?:[\w:<>,\s]+\s)?"
-                    r"(expected\w*|want\w*|exp)\s*(?::[^=\n]*)?:?=\s*", re.IGNORECASE)  # fmt: skip
+                   r"(?<![.\w])(expected\w*|want\w*|exp)\s*(?::[^=\n]*)?:?=(?![=>])\s*",
+                   re.IGNORECASE)  # fmt: skip
+"""A name like `expected` bound to a value (`let expected = ...`, `want := ...`); never
+a comparison (`expected == f(x)`: its right side holds the inputs)."""
 
 
 def change_literal(language: str, chunk: str, lo: int, hi: int) -> tuple[str, str] | None:
