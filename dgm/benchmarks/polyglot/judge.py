@@ -236,8 +236,8 @@ def abnormal_end(result: ExecResult, task: Task, test_exit: int | None) -> str |
         return "the patch does not apply to the workspace"
     built = _BUILT.findall(result.output)
     if result.exit_code == 0 and built and built[-1][0] != "0" and test_exit is None:
-        return (f"the tests did not build (exit {built[-1][0]}; Go: the package must also"
-                " build without its tests)")  # fmt: skip
+        alone = "; the package must also build without its tests" * (task.language == "go")
+        return f"the tests did not build (exit {built[-1][0]}{alone})"
     if result.exit_code != 0 or test_exit is None:
         return f"the judge did not finish normally (container exit {result.exit_code})"
     if test_exit < 0 or test_exit > 128:
