@@ -196,13 +196,13 @@ class ExpandConfig(Section):
     timeout_s: int = Field(default=1800, gt=0)
     harvest: bool = True
     """Offer a parent a `harvest` expansion (no LLM call) when its solved tasks left runtime
-    tools its codebase lacks and it declares `[tools] dir` (dgm/jobs/harvest.py)."""
+    tools its codebase lacks and it declares `[tools] dir` (dgm/jobs/expand/harvest.py)."""
 
 
 class SelfImproveConfig(Section):
     """Who improves an agent: `dgm`, the built-in procedure (target choice, diagnosis,
-    self-edit: dgm/jobs/expand.py), or `agent`, the parent's own `improve` command
-    (hyperagent mode: dgm/jobs/improve_agent.py; an agent without one falls back to dgm)."""
+    self-edit: dgm/jobs/expand/builtin.py), or `agent`, the parent's own `improve` command
+    (hyperagent mode: dgm/jobs/expand/improve.py; an agent without one falls back to dgm)."""
 
     mode: Literal["dgm", "agent"] = "dgm"
 

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from dgm.benchmarks.polyglot.loader import PolyglotTasks
+from dgm.evaluation.evaluate_agent import evaluate_agent
 from dgm.jobs.evaluate import AgentRef
-from dgm.loop.evaluate_agent import evaluate_agent
 from dgm.sandbox import SandboxSpec, run_command
 
 TARGET_S = 2.0

@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dgm.config import Price  # noqa: E402
-from dgm.gateway import CallContext, Gateway, JobBinding, register_script  # noqa: E402
+from dgm.gateway import CallContext, Gateway, GatewaySettings, JobBinding, register_script  # noqa: E402
 from dgm.gateway.backends import make_backend  # noqa: E402
 
 BODY = {
@@ -140,12 +140,14 @@ def main() -> None:
     records: list = []
     with tempfile.TemporaryDirectory(prefix="dgmgw-") as tmp:
         gw = Gateway(
-            "scripted/bench",
-            run="bench",
-            log_dir=Path(tmp) / "logs",
+            GatewaySettings(
+                "scripted/bench",
+                run="bench",
+                log_dir=Path(tmp) / "logs",
+                prices={"scripted/bench": Price(input=3.0, output=15.0)},
+                run_budget_usd=1e6,
+            ),
             on_usage=records.append,
-            prices={"scripted/bench": Price(input=3.0, output=15.0)},
-            run_budget_usd=1e6,
         ).start()
         try:
 

@@ -54,7 +54,7 @@ def plain_run(task: polyglot.Task) -> tuple[float, ExecResult]:
         script = f"cp -r /stage/{name} /work/ && cd /work/{name} && {command}"
         spec = SandboxSpec(image=task.judge_image, mounts=(Mount(tmp, "/stage"),), limits=LIMITS)
         started = time.perf_counter()
-        result = run_command(spec, ["/bin/sh", "-c", script], task.time_limit_s)
+        result = run_command(spec, ["/bin/sh", "-c", script], task.test_timeout_s)
         return time.perf_counter() - started, result
 
 

@@ -24,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from dgm.gateway import Gateway, JobBinding, RetryPolicy  # noqa: E402
+from dgm.gateway import Gateway, GatewaySettings, JobBinding, RetryPolicy  # noqa: E402
 from dgm.gateway.exchange_log import read_exchanges  # noqa: E402
 from tests.gateway.fake_prompt_cache import PromptCacheModel  # noqa: E402
 from tests.gateway.fake_upstream import FakeUpstream, reply  # noqa: E402
@@ -51,7 +51,7 @@ def price(logs: dict[str, list[Line]], caching: bool) -> dict[str, float]:
     os.environ["ANTHROPIC_BASE_URL"] = upstream.url
     os.environ["ANTHROPIC_API_KEY"] = "benchmark-no-key"  # a real key never leaves here
     cache = PromptCacheModel()
-    gw = Gateway(MODEL, prompt_caching=caching, retry=RetryPolicy(max_retries=0))
+    gw = Gateway(GatewaySettings(MODEL, prompt_caching=caching, retry=RetryPolicy(max_retries=0)))
     gw.start()
     try:
         order = sorted(

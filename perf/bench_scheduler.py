@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dgm.config import StrategyConfig  # noqa: E402
-from dgm.loop.executors import Evaluated, Expanded, ExpansionFailed, LocalExecutor  # noqa: E402
+from dgm.executors import Evaluated, Expanded, ExpansionFailed, ThreadExecutor  # noqa: E402
 from dgm.loop.scheduler import Scheduler, SearchBudget  # noqa: E402
 from dgm.simulate.executor import SimulatedExecutor  # noqa: E402
 from dgm.simulate.landscape import World  # noqa: E402
@@ -63,7 +63,7 @@ def utilisation_threads(name: str, jobs: int, seed: int) -> float:
 
     state = SearchState(plan)
     strategy = make_strategy(StrategyConfig(name=name), seed)
-    with LocalExecutor(WORKERS) as executor:
+    with ThreadExecutor(WORKERS) as executor:
         limits = SearchBudget(max_evals=jobs, expansion_cost=1.0)
         return Scheduler(strategy, state, executor, WORKERS, limits, make_job).run().utilisation
 

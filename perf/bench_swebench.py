@@ -26,8 +26,8 @@ from dgm.benchmarks.swebench import images as swebench_images
 from dgm.benchmarks.swebench.data import SweData
 from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.benchmarks.task_images import pin_images
+from dgm.evaluation.evaluate_agent import evaluate_agent
 from dgm.jobs.evaluate import AgentRef
-from dgm.loop.evaluate_agent import evaluate_agent
 from dgm.paths import seed_agent_dir
 from dgm.sandbox import Mount, SandboxSpec, run_command
 from dgm.sandbox.docker_client import docker_client

@@ -2,11 +2,9 @@
 goes on to a larger stage only past a threshold, so weak children stay cheap.
 
     stages = stages_for(config.benchmark, benchmark)
-    stage = next_stage(stages, scores)     # scores: {stage index: Score(passed, total)}
-    ...evaluate stage.task_ids, record each Evaluation with stage=stage.index...
 
-Scores are always passed/total per stage, never a bare ratio; a later stage holds only
-tasks not in an earlier one.
+A later stage holds only tasks not in an earlier one; the strategies' `TaskPlan` gates
+stage 2 on stage 1's pass rate (dgm/strategies/state.py).
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from dataclasses import dataclass
 
 from dgm.benchmarks.task import TaskSource
 from dgm.config import BenchmarkConfig
-from dgm.store.records import Evaluation, Score
 
 
 @dataclass(frozen=True)
@@ -37,32 +34,3 @@ def stages_for(config: BenchmarkConfig, benchmark: TaskSource) -> list[Stage]:
         if second:
             stages.append(Stage(2, config.stage2_subset, second, config.stage2_threshold))
     return stages
-
-
-def stage_scores(evaluations: list[Evaluation]) -> dict[int, Score]:
-    """passed/total per stage of one node's evaluations."""
-    counts: dict[int, list[int]] = {}
-    for ev in evaluations:
-        pair = counts.setdefault(ev.stage, [0, 0])
-        pair[0] += ev.resolved
-        pair[1] += 1
-    return {stage: Score(*pair) for stage, pair in sorted(counts.items())}
-
-
-def next_stage(stages: list[Stage], scores: dict[int, Score]) -> Stage | None:
-    """The next stage to evaluate, or None when done (all stages, or a gate not passed).
-
-    A stage is complete when its score covers all its tasks. An incomplete stage is
-    returned again (e.g. after a crash), and the caller evaluates its missing tasks.
-    """
-    previous: Stage | None = None
-    for stage in stages:
-        score = scores.get(stage.index, Score(0, 0))
-        if score.total < len(stage.task_ids):
-            if previous is not None and stage.threshold is not None:
-                gate = scores.get(previous.index, Score(0, 0))
-                if gate.rate < stage.threshold:
-                    return None
-            return stage
-        previous = stage
-    return None

@@ -27,8 +27,9 @@ class Task:
     judge_image: str
     """Image of the fresh judge container."""
     test_command: str
-    time_limit_s: int
-    """The judge's hard limit for the test command."""
+    test_timeout_s: int
+    """The judge's hard limit for the test command (`[benchmark] test_timeout_s`); the
+    agent's own wall clock is the eval job's `agent_timeout_s`."""
     source: str
     """Where the task lives: the exercise folder, or the SWE-bench data file."""
     hidden_files: tuple[str, ...] = ()
@@ -57,14 +58,15 @@ class Task:
             }
         )
 
-    def agent_view(self, max_steps: int, time_limit_s: int) -> dict[str, Any]:
-        """The task file the agent reads at /task/task.json (the agent manifest's contract)."""
+    def agent_view(self, max_steps: int, agent_timeout_s: int) -> dict[str, Any]:
+        """The task file the agent reads at /task/task.json (the agent manifest's contract:
+        its `time_limit_s` is the agent's own wall clock, not the judge's test limit)."""
         return {
             "id": self.id,
             "problem_statement": self.problem_statement,
             "language": self.language,
             "max_steps": max_steps,
-            "time_limit_s": time_limit_s,
+            "time_limit_s": agent_timeout_s,
         }
 
 

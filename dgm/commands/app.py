@@ -35,6 +35,7 @@ SUBSYSTEM_CLIS: list[tuple[str, list[str], str]] = [
     ("dgm.commands.run", ["run", "resume"], "the meta loop"),
     ("dgm.commands.simulate", ["simulate"], "the strategy simulator"),
     ("dgm.commands.report", ["report", "plot", "export"], "inspection and export"),
+    ("dgm.commands.serve", ["serve", "steer"], "the live web app"),
 ]
 
 _debug = False

@@ -52,9 +52,9 @@ def eval_command(
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
     from dgm.benchmarks.task_images import missing_images, pin_images
-    from dgm.loop.eval_session import resolve_agent, start_gateway
-    from dgm.loop.evaluate_agent import Summary, write_results
-    from dgm.loop.executors import EXECUTORS
+    from dgm.evaluation.evaluate_agent import Summary, write_results
+    from dgm.evaluation.prepare import resolve_agent, start_gateway
+    from dgm.executors import EXECUTORS
 
     if executor not in EXECUTORS:
         raise DgmError(f"unknown executor {executor!r}", f"use one of: {', '.join(EXECUTORS)}")
@@ -110,7 +110,7 @@ def eval_command(
 
 
 def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, gateway, executor):  # noqa: ANN001, ANN202
-    from dgm.loop.evaluate_agent import evaluate_agent
+    from dgm.evaluation.evaluate_agent import evaluate_agent
 
     passed = 0
     columns = (

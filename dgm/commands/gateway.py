@@ -16,6 +16,7 @@ from dgm.commands.options import PriceOption
 from dgm.errors import DgmError
 from dgm.gateway.gateway import Gateway
 from dgm.gateway.retry import RetryPolicy
+from dgm.gateway.settings import GatewaySettings
 from dgm.gateway.types import JobBinding, UsageRecord, UsageTotals
 
 BINDING = JobBinding(run="standalone", job_id="standalone", role="standalone")
@@ -57,15 +58,17 @@ def gateway(
         raise DgmError(f"--budget-usd must be positive (got {budget_usd})")
     console = Console(stderr=True)
     gw = Gateway(
-        llm,
-        run="standalone",
-        log_dir=log,
-        prices={llm: price} if price else None,
-        run_budget_usd=budget_usd,
-        retry=RetryPolicy(timeout_s=timeout_s),
+        GatewaySettings(
+            llm,
+            run="standalone",
+            log_dir=log,
+            prices={llm: price} if price else None,
+            run_budget_usd=budget_usd,
+            retry=RetryPolicy(timeout_s=timeout_s),
+            port=None if socket is not None else (port or 0),
+            prompt_caching=prompt_caching,
+        ),
         on_usage=lambda r: _print_call(console, r),
-        port=None if socket is not None else (port or 0),
-        prompt_caching=prompt_caching,
     ).start()
     stop = _stop_on_sigterm()  # before "listening": a supervisor may stop it at once
     try:

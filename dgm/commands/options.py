@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import inspect
+from collections.abc import Callable
+from dataclasses import MISSING, fields
+from typing import Annotated, Any, get_type_hints
 
 import typer
 
@@ -48,3 +51,29 @@ SelfImproveOption = Annotated[
         "own `improve` command: hyperagent mode). Kept in run.toml.",
     ),
 ]
+
+
+def options_command(options_type: type[Any], handler: Callable[[Any], None]) -> Callable[..., None]:
+    """A typer command whose parameters are the fields of the dataclass `options_type`
+    (each annotated with its `typer.Option`/`typer.Argument`): the command builds one
+    `options_type` from the command line and calls `handler` with it, so a command with
+    many options takes one settings object, not a long parameter list."""
+    hints = get_type_hints(options_type, include_extras=True)
+    parameters = [
+        inspect.Parameter(
+            f.name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=inspect.Parameter.empty if f.default is MISSING else f.default,
+            annotation=hints[f.name],
+        )
+        for f in fields(options_type)
+    ]
+
+    def command(**given: Any) -> None:
+        handler(options_type(**given))
+
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    command.__doc__ = handler.__doc__
+    command.__name__ = handler.__name__
+    return command

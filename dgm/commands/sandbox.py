@@ -66,7 +66,7 @@ def doctor(
 
     checks = run_checks()
     if executor == "ray":
-        from dgm.distributed.cluster import INSTALL, doctor_checks, ray_installed
+        from dgm.executors.distributed.cluster import INSTALL, doctor_checks, ray_installed
 
         if not ray_installed():
             typer.echo(f"error: checking the Ray cluster needs Ray: {INSTALL}", err=True)

@@ -5,6 +5,7 @@ from dgm.gateway.backends import register_script, registered_scripts
 from dgm.gateway.backends.base import CallContext
 from dgm.gateway.gateway import CONTAINER_SOCKET, Gateway
 from dgm.gateway.retry import RetryPolicy
+from dgm.gateway.settings import GatewaySettings
 from dgm.gateway.socket_dir import short_socket_path
 from dgm.gateway.types import (
     BudgetRefused,
@@ -24,6 +25,7 @@ __all__ = [
     "CallContext",
     "Endpoint",
     "Gateway",
+    "GatewaySettings",
     "JobBinding",
     "LLMCallError",
     "RetryPolicy",

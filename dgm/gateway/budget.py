@@ -53,6 +53,12 @@ class Ledger:
         self._lock = threading.Lock()
         self._settled: asyncio.Event | None = None
 
+    def set_run_cap(self, usd: float | None) -> None:
+        """A person changed the run's dollar cap (steering); a raised cap admits calls again."""
+        with self._lock:
+            self.run_cap_usd = usd
+            self.run_cap_hit = False
+
     def open_job(self, job_id: str, budget: JobBudget) -> None:
         with self._lock:
             account = self._jobs.get(job_id)
@@ -108,10 +114,6 @@ class Ledger:
     def snapshot(self) -> UsageTotals:
         with self._lock:
             return copy.deepcopy(self._totals)
-
-    def job_tally(self, job_id: str) -> Tally:
-        with self._lock:
-            return copy.deepcopy(self._jobs[job_id].tally)
 
     # -- the rules ---------------------------------------------------------------------
     def _refuse_if_over(

@@ -12,14 +12,13 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 from aiohttp import web
 
-from dgm import key_redaction
-from dgm.config import JobBudget, Price, RunConfig
+from dgm.config import JobBudget, RunConfig
 from dgm.errors import DgmError
 from dgm.gateway.backends import KEY_VARIABLES, Backend, make_backend, provider_of
 from dgm.gateway.budget import Ledger
@@ -27,8 +26,8 @@ from dgm.gateway.calls import BoundJob, CallPipeline, UsageSink
 from dgm.gateway.exchange_log import ExchangeLog
 from dgm.gateway.pricing import PriceBook
 from dgm.gateway.recorder import Recorder
-from dgm.gateway.retry import RetryPolicy
 from dgm.gateway.server import build_app
+from dgm.gateway.settings import LOCALHOST, GatewaySettings
 from dgm.gateway.socket_dir import prepare_socket_folder
 from dgm.gateway.types import Endpoint, JobBinding, UsageTotals
 
@@ -39,47 +38,29 @@ SHUTDOWN_GRACE_S = 2.0  # calls still in flight when a job ends or the gateway s
 
 
 class Gateway:
-    def __init__(
-        self,
-        model: str,
-        *,
-        run: str = "",
-        log_dir: Path | None = None,
-        diagnose_model: str | None = None,
-        prices: Mapping[str, Price] | None = None,
-        run_budget_usd: float | None = None,
-        spent_usd: float = 0.0,
-        job_budget: JobBudget | None = None,
-        retry: RetryPolicy | None = None,
-        on_usage: UsageSink | None = None,
-        host: str = "127.0.0.1",
-        port: int | None = 0,
-        default_max_tokens: int = 8192,
-        prompt_caching: bool = True,
-        context_window_tokens: int | None = None,
-    ) -> None:
-        """`port=None` serves no TCP (unix sockets only); 0 picks a free port.
+    """One gateway per process that serves jobs. Constructing it changes nothing outside
+    it: the process-wide key redaction of log records and tracebacks is the serving
+    process's own explicit step (`key_redaction.install_from_environment()`, the CLI's
+    first), and nothing listens before `start()`."""
 
-        `run_budget_usd` caps the whole run's dollars, `spent_usd` being what it spent
-        before (a resumed run). `job_budget` is the default for `bind_job`.
-        """
-        provider_of(model)  # fail on a bad string before anything starts
-        self.model = model
-        self.diagnose_model = diagnose_model or model
-        self.run = run
-        self.log_dir = Path(log_dir) if log_dir is not None else None
-        self.prices = PriceBook(prices)
-        self.ledger = Ledger(run_budget_usd, spent_usd)
-        self.job_budget = job_budget or JobBudget()
-        self.retry = retry or RetryPolicy()
+    def __init__(self, settings: GatewaySettings, on_usage: UsageSink | None = None) -> None:
+        provider_of(settings.model)  # fail on a bad string before anything starts
+        self.settings = settings
+        self.model = settings.model
+        self.diagnose_model = settings.diagnose_model or settings.model
+        self.run = settings.run
+        self.log_dir = Path(settings.log_dir) if settings.log_dir is not None else None
+        self.prices = PriceBook(settings.prices)
+        self.ledger = Ledger(settings.run_budget_usd, settings.spent_usd)
+        self.job_budget = settings.job_budget
+        self.retry = settings.retry
         self.on_usage = on_usage
-        self.host, self.port = host, port
-        self.default_max_tokens = default_max_tokens
-        self.prompt_caching = prompt_caching
-        self.context_window_tokens = context_window_tokens
-        secrets_ = tuple(v for v in (os.environ.get(n, "") for n in KEY_VARIABLES) if v)
-        self._secrets = secrets_
-        key_redaction.install(secrets_)  # every log line of the process, tracebacks too
+        self.host = settings.host
+        self.port = settings.port
+        """The TCP port: `settings.port` until `start()`, then the one it listens on."""
+        self.context_window_tokens = settings.context_window_tokens
+        # This gateway's own scrubbing (answers, exchange logs); not the process's loggers.
+        self._secrets = tuple(v for v in (os.environ.get(n, "") for n in KEY_VARIABLES) if v)
         self._backends: dict[str, Backend] = {}
         self._by_token: dict[str, BoundJob] = {}
         self._by_key: dict[tuple[str, str], BoundJob] = {}
@@ -88,14 +69,14 @@ class Gateway:
         self._tcp_runner: web.AppRunner | None = None
         self._recorder = Recorder()
         self._calls = CallPipeline(
-            run=run,
+            run=settings.run,
             ledger=self.ledger,
             prices=self.prices,
             retry=self.retry,
             recorder=self._recorder,
             on_usage=on_usage,
-            default_max_tokens=default_max_tokens,
-            secrets=secrets_,
+            default_max_tokens=settings.default_max_tokens,
+            secrets=self._secrets,
         )
 
     @classmethod
@@ -108,23 +89,12 @@ class Gateway:
         on_usage: UsageSink | None,
         spent_usd: float = 0.0,
         port: int | None = 0,
+        host: str = LOCALHOST,
     ) -> Gateway:
-        llm = config.llm
-        return cls(
-            llm.model,
-            run=run,
-            log_dir=log_dir,
-            diagnose_model=llm.diagnose_model,
-            prices=llm.prices,
-            run_budget_usd=config.limits.budget_usd,
-            spent_usd=spent_usd,
-            job_budget=llm.job_budget,
-            on_usage=on_usage,
-            port=port,
-            retry=RetryPolicy(max_retries=llm.max_retries, timeout_s=llm.timeout_s),
-            prompt_caching=llm.prompt_caching,
-            context_window_tokens=llm.context_window_tokens,
+        settings = GatewaySettings.from_config(
+            config, run=run, log_dir=log_dir, spent_usd=spent_usd, port=port, host=host
         )
+        return cls(settings, on_usage)
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> Gateway:
@@ -337,6 +307,10 @@ class Gateway:
         """Whether a call was refused because of the run's dollar cap."""
         return self.ledger.run_cap_hit
 
+    def set_run_budget(self, usd: float | None) -> None:
+        """The run's dollar cap, changed while it runs (`dgm steer RUN budget USD`)."""
+        self.ledger.set_run_cap(usd)
+
     def replay_miss(self, job_id: str) -> str | None:
         """Why a replayed job could not be answered (a call its recording lacks), or None."""
         for backend in list(self._backends.values()):
@@ -352,7 +326,7 @@ class Gateway:
     def _backend(self, model: str) -> Backend:
         if model not in self._backends:
             self._backends[model] = make_backend(
-                model, self.retry.timeout_s, prompt_caching=self.prompt_caching
+                model, self.retry.timeout_s, prompt_caching=self.settings.prompt_caching
             )
         return self._backends[model]
 

@@ -107,7 +107,7 @@ class ImprovementTarget:
     How it knew (its evidence, its canaries) never reaches a prompt: a next generation
     that learnt the checks could spare them."""
     tools: list[dict[str, Any]] = field(default_factory=list)
-    """`harvest`: the runtime tools to keep (dgm/loop/harvest_tools.py picks them): name,
+    """`harvest`: the runtime tools to keep (dgm/loop/harvest_target.py picks them): name,
     sha256, tool_json, tool_py, tasks (the solved tasks they came from)."""
 
     def to_dict(self) -> dict[str, Any]:
@@ -193,7 +193,7 @@ def diagnosis_request(
     target: ImprovementTarget, agent_dir: Path, history: str | None = None
 ) -> dict[str, Any]:
     """The chat request for the diagnosis model (role `diagnose`); `history` is the
-    parent's rendered history (dgm/jobs/history.py), already redacted."""
+    parent's rendered history (dgm/jobs/history_format.py), already redacted."""
     parts = [
         "# The coding agent's source code",
         agent_source(agent_dir),

@@ -1,1 +1,1 @@
-"""The meta loop: scheduler, executors, job adapters, preflight and stop rules."""
+"""The meta loop: scheduler, actions becoming jobs, preflight and stop rules."""

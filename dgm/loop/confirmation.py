@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Collection
 from typing import Any
 
-from dgm.loop.executors import Completion
+from dgm.executors import Completion
 from dgm.loop.scheduler import Scheduler
 from dgm.loop.stop_rules import StopReason
 from dgm.store import Run

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dgm.errors import DgmError
-from dgm.loop.executors import Completion, Executor, JobCrashed, Outcome, Ticket, Work
+from dgm.executors import Completion, Executor, JobCrashed, Outcome, Ticket, Work
 from dgm.loop.stop_rules import StopKind, StopReason
 from dgm.store import Run
 from dgm.store.queries import JOB_ORDER_EVENTS, recorded_events

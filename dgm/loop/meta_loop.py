@@ -3,7 +3,7 @@
     MetaLoop(run, jobs=factory).run()
 
 It rebuilds the search state from the store (resume.py), asks the strategy for actions
-through the scheduler, turns each action into a job (action_jobs.py: expand makes a
+through the scheduler, turns each action into a job (job_making/from_actions.py: expand makes a
 child, evaluate runs node x task), records every finished job in the store in one
 transaction (recording.py), and stops on the strategy's word, a limit (evaluations,
 nodes, dollars, hours), or Ctrl-C / SIGTERM (stop_rules.py). Held-out tasks never reach
@@ -24,14 +24,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dgm.loop.action_jobs import ActionJobs, eval_job_id, expand_job_id
+from dgm.executors import Completion, make_executor
 from dgm.loop.confirmation import confirm, search_plan
-from dgm.loop.executors import Completion, make_executor
-from dgm.loop.job_factory import JobFactory
+from dgm.loop.job_making.factory import JobFactory
+from dgm.loop.job_making.from_actions import ActionJobs, eval_job_id, expand_job_id
 from dgm.loop.job_order import OrderedExecutor, RecordedOrder
 from dgm.loop.recording import Recorder
 from dgm.loop.resume import in_flight_actions, rebuild_state
 from dgm.loop.scheduler import RunSummary, Scheduler, SearchBudget
+from dgm.loop.steering import SteeredStrategy, Steering
 from dgm.loop.stop_rules import (
     INTERRUPTED,
     Clock,
@@ -124,6 +125,7 @@ class MetaLoop:
             run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.clock.total_s
         )
         self.recorder = Recorder(run, self.rules, self._cancelled)
+        self.steering = Steering(run, self.rules, jobs)
         self.action_jobs = ActionJobs(run, jobs, self.recorder)
         self.action_jobs.elapsed_s = self.clock.total_s
 
@@ -151,9 +153,13 @@ class MetaLoop:
         with make_executor(self.executor_kind, config.workers, run, self.jobs) as pool:
             executor = OrderedExecutor(pool, run, lambda: self.action_jobs.last_job_id,
                                        recorded, self.jobs.replay_miss)  # fmt: skip
-            should_stop = lambda: executor.check() or self.rules.check()  # noqa: E731
+
+            def should_stop() -> StopReason | None:
+                self.steering.apply_pending()  # a person's requests first (dgm serve, steer)
+                return executor.check() or self.rules.check()
+
             self.scheduler = Scheduler(
-                strategy,
+                SteeredStrategy(strategy, self.steering),  # type: ignore[arg-type]
                 self.state,
                 executor,
                 slots,
@@ -164,11 +170,16 @@ class MetaLoop:
                 expansions_before=run.expansion_attempts(),
                 code_of=self.recorder.codes.get,
             )
+            self.steering.attach(self.scheduler, self.state)
             for action, job_id in in_flight_actions(run, self.state):
                 self.action_jobs.resume(action, job_id)
                 self.scheduler.submit(action)
+            self.steering.watch()
             with Interrupts(lambda: self.request_stop(), self._cancel_now):
-                summary = self.scheduler.run()
+                try:
+                    summary = self.scheduler.run()
+                finally:
+                    self.steering.close()
                 # After the search: its top candidates on the held-out tasks; the verdict
                 # is recorded in the store, where `best_node` reads it.
                 confirm(

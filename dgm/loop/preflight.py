@@ -7,7 +7,7 @@ from dgm.benchmarks.stages import stages_for
 from dgm.benchmarks.task_images import missing_images
 from dgm.config import RunConfig
 from dgm.errors import DgmError, NotFoundError, SandboxError
-from dgm.loop.adapters import EXPAND_IMAGE
+from dgm.jobs.expand.job import EXPAND_IMAGE
 from dgm.sandbox.session import choose_backend
 
 

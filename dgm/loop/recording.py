@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from dgm.errors import DgmError
+from dgm.executors import Evaluated, Expanded, ExpansionFailed, JobCrashed, Outcome
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.loop.executors import Evaluated, Expanded, ExpansionFailed, JobCrashed, Outcome
 from dgm.loop.stop_rules import StopRules
 from dgm.store import Run
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dgm.loop.executors import (
+from dgm.executors import (
     Completion,
     Evaluated,
     Executor,

@@ -12,7 +12,7 @@ from typing import Any
 
 from dgm.config import RunConfig
 from dgm.errors import DgmError
-from dgm.loop.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
+from dgm.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
 from dgm.loop.meta_loop import MetaLoop
 from dgm.paths import default_run_dir
 from dgm.store import Run
@@ -85,18 +85,19 @@ def open_session(
     """The gateway (accounting to the store) and the loop with the real jobs; the gateway
     is started, so the caller must `close_session`."""
     from dgm.gateway import Gateway
-    from dgm.loop.adapters import SandboxJobs
+    from dgm.gateway.settings import LOCALHOST
+    from dgm.loop.job_making.sandbox_jobs import SandboxJobs
 
     config = store.config
+    ray = (executor or config.executor.kind) == "ray"  # the workers' relays call in over TCP
     gateway = Gateway.from_config(
         config,
         run=config.name,
         log_dir=store.path / "logs",
         on_usage=store.record_usage,
         spent_usd=store.spend_usd(),
+        host=config.executor.gateway_host if ray else LOCALHOST,
     )
-    if (executor or config.executor.kind) == "ray":  # the workers' relays call in over TCP
-        gateway.host = config.executor.gateway_host
     jobs = SandboxJobs(store, gateway)
     loop = MetaLoop(store, jobs=jobs, on_progress=on_progress, executor=executor)
     gateway.start()

@@ -49,11 +49,6 @@ class StopReason:
     kind: StopKind
     message: str
 
-    @property
-    def is_failure(self) -> bool:
-        """Whether the run stopped because something is broken (not by a rule or a user)."""
-        return self.kind in (StopKind.CRASHES, StopKind.RECORDING)
-
     def __str__(self) -> str:
         return self.message
 

@@ -74,7 +74,7 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
         )
 
     diffs = _diffs(run, [n for n in nodes.values() if n.parent_id is not None])
-    usage = run.usage_by_node_and_role()
+    usage = run.aggregates.usage_by_node_and_role()
     by_job = spend_by_job(run)
     out: list[dict[str, Any]] = []
     for node_id, attrs in graph.nodes(data=True):

@@ -28,6 +28,7 @@ from dgm.report.export_readme import (
     solve_command,
 )
 from dgm.store import Node, Run
+from dgm.store.steering import marked_nodes
 
 FORMATS = ("dir", "bundle", "image")
 
@@ -45,6 +46,11 @@ def resolve_node(run: Run, spec: str) -> Node:
         node = run.node(best)
     else:
         node = run.node(spec)
+    if node.id in marked_nodes(run.db, "ban"):
+        raise DgmError(
+            f"node {node.id} is not exported: it was banned (dgm steer / dgm serve)",
+            "export another node (see `dgm status`); a banned node is never shipped",
+        )
     forged = run.tampered_evaluations(node.id)
     if forged:
         evidence = " ".join(forged[0].tamper_evidence.split())[:160]

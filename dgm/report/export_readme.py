@@ -54,7 +54,7 @@ def export_manifest(run: Run, node: Node) -> dict[str, Any]:
                 "cost_usd": round(attrs["cost_usd"], 4),
             }
         )
-    models = run.models_used([c["node"] for c in chain])
+    models = run.aggregates.models_used([c["node"] for c in chain])
     benchmarks = sorted({e.benchmark for e in run.evaluations(node.id)})
     return {
         "format": "dgm-export/1",

@@ -28,9 +28,9 @@ def build_lineage(run: Run) -> nx.DiGraph:
     rule = graph.graph["best_rule"] = BestRule.of(run)
     graph.graph["confirmed"] = rule.confirmed
     scores = run.scores()
-    costs = run.node_costs()
+    costs = run.aggregates.node_costs()
     metas = {n.id: n.meta for n in run.nodes()}
-    for node, parent, depth, status, origin, created_at in run.node_summaries():
+    for node, parent, depth, status, origin, created_at in run.aggregates.node_summaries():
         score = scores.get(node)
         graph.add_node(
             node,
@@ -81,7 +81,7 @@ def best_node(graph: nx.DiGraph, min_evals: int | None = None) -> int | None:
     and confirmation verdict as `build_lineage` recorded them."""
     rule = graph.graph.get("best_rule") or BestRule()
     if min_evals is not None:
-        rule = BestRule(rule.quantile, min_evals, rule.confirmed)
+        rule = BestRule(rule.quantile, min_evals, rule.confirmed, rule.banned)
     return pick_best(
         (
             Candidate(n, a["status"], a["passed"], a["total"], a.get("tampered", 0))

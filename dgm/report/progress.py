@@ -39,15 +39,15 @@ def run_progress(run: Run) -> Progress:
     nodes = run.nodes()
     rejected = {n.id for n in nodes if n.status == "rejected"}
     started = min((n.created_at for n in nodes), default=0.0)
-    spend = run.spend_series()
+    spend = run.aggregates.spend_series()
     spend_ts = [ts for ts, _ in spend]
     spend_cum: list[float] = []
     total = 0.0
     for _, cost in spend:
         total += cost
         spend_cum.append(total)
-    rows = run.evaluation_series()
-    min_evals = run.usual_eval_count()
+    rows = run.aggregates.evaluation_series()
+    min_evals = run.aggregates.usual_eval_count()
     quantile = run.config.strategy.final.quantile  # ranked like the final choice
     status = {n.id: n.status for n in nodes}
 

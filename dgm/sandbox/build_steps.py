@@ -41,9 +41,6 @@ class Steps:
         if step:
             self.log(f"{self.name}: [{self.elapsed():4.0f}s] {line}")
 
-    def overdue(self) -> bool:
-        return self.elapsed() > self.timeout_s
-
     def fail(self, problem: str, hint: str) -> SandboxError:
         """Print the tail, then an error whose hint can rightly point at it."""
         if self.tail:

@@ -4,7 +4,7 @@ A script is a pure function of the request: it reads the conversation so far (th
 the tools offered, the last tool result) and picks the next tool call, the way a real
 model would. Being stateless, one script serves parallel jobs and survives retries.
 Scripts return an assistant *message* (`{"role": "assistant", "content", "tool_calls"}`);
-`as_completion` wraps one into a full Chat Completions body.
+the gateway's scripted backend wraps it into a Chat Completions body.
 
 `CapabilityScript` is the end-to-end double for the meta loop: task answers succeed only
 if the agent offers a tool the seed lacks, and self-improvement answers add that tool to
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -84,19 +83,6 @@ def call(request: Any, name: str, **arguments: Any) -> Message:
 
 def say(text: str) -> Message:
     return {"role": "assistant", "content": text}
-
-
-def as_completion(message: Message, model: str = "scripted") -> dict[str, Any]:
-    """A full Chat Completions response body carrying `message`."""
-    finish = "tool_calls" if message.get("tool_calls") else "stop"
-    return {
-        "id": f"chatcmpl-scripted-{time.monotonic_ns()}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-    }
 
 
 def failed(result: str | None) -> bool:

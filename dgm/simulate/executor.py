@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from dgm.loop.executors import Completion, Evaluated, Expanded, ExpansionFailed, Outcome, Ticket
+from dgm.executors import Completion, Evaluated, Expanded, ExpansionFailed, Outcome, Ticket
 from dgm.simulate.landscape import World
 from dgm.strategies.actions import Expand
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dgm.config import StrategyConfig
-from dgm.loop.executors import Completion
+from dgm.executors import Completion
 from dgm.loop.scheduler import Scheduler, SearchBudget
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import LandscapeParams, World

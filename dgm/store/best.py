@@ -22,6 +22,7 @@ from typing import Any
 
 from dgm.scoring import lower_bound, posterior_mean
 from dgm.store.selection import confirmed_node
+from dgm.store.steering import marked_nodes
 
 __all__ = ["BestRule", "Candidate", "best_node", "eligible", "pick_best", "posterior_mean"]
 
@@ -42,13 +43,17 @@ class BestRule:
     min_evals: int = 10
     confirmed: int | None = None
     """The confirmation stage's verdict, when it ran."""
+    banned: frozenset[int] = frozenset()
+    """Nodes a person banned (dgm/store/steering.py): never best, so never shipped."""
 
     @classmethod
     def of(cls, run: Any, min_evals: int | None = None) -> BestRule:
         """The rule for a `Run`: its final-choice settings and its confirmation record."""
         final = run.config.strategy.final
         evals = final.min_evals if min_evals is None else min_evals
-        return cls(final.quantile, evals, confirmed_node(run))
+        return cls(
+            final.quantile, evals, confirmed_node(run), frozenset(marked_nodes(run.db, "ban"))
+        )
 
 
 def eligible(candidate: Candidate) -> bool:
@@ -58,7 +63,7 @@ def eligible(candidate: Candidate) -> bool:
 
 def pick_best(candidates: Iterable[Candidate], rule: BestRule | None = None) -> int | None:
     rule = rule or BestRule()
-    pool = [c for c in candidates if eligible(c)]
+    pool = [c for c in candidates if eligible(c) and c.node not in rule.banned]
     if not pool:
         return None
     if rule.confirmed is not None and any(c.node == rule.confirmed for c in pool):

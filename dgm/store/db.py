@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dgm.errors import RunDirError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 BUSY_TIMEOUT_S = float(os.environ.get("DGM_DB_BUSY_TIMEOUT_S", "30"))
 """How long a write waits for another connection's lock before it fails (then the job's
@@ -107,6 +107,21 @@ MIGRATIONS: dict[int, str] = {
     3: """
     ALTER TABLE evaluations ADD COLUMN tampered INTEGER NOT NULL DEFAULT 0;
     """,
+    # Steering (dgm serve, dgm steer): a person's requests, applied and acknowledged by the
+    # loop (dgm/store/steering.py). Kept for good: bans and pins hold across resume.
+    4: """
+    CREATE TABLE steering (
+        id          INTEGER PRIMARY KEY,
+        ts          REAL NOT NULL,
+        action      TEXT NOT NULL,
+        args        TEXT NOT NULL DEFAULT '{}',
+        who         TEXT NOT NULL,
+        state       TEXT NOT NULL DEFAULT 'pending',
+        applied_at  REAL,
+        note        TEXT
+    );
+    CREATE INDEX steering_state ON steering(state);
+    """,
 }
 
 
@@ -146,9 +161,22 @@ class Database:
                 db._migrate(conn, version)
         return db
 
+    @classmethod
+    def read_only(cls, path: Path) -> Database:
+        """A reader that can never write, migrate or lock out the run's writer (WAL readers
+        do not block it): for `dgm serve` watching a live run."""
+        db = cls(path)
+        db._read_only = True
+        return db
+
     @property
     def conn(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
+        if conn is None and getattr(self, "_read_only", False):
+            uri = f"file:{self.path.resolve()}?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             conn.row_factory = sqlite3.Row

@@ -16,7 +16,6 @@ Opening a run re-creates refs missing after a crash between steps 2 and 3.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -29,6 +28,7 @@ from dgm.store.db import Database
 from dgm.store.ledger import JobLedger, finish_job
 from dgm.store.queries import RunQueries
 from dgm.store.records import Evaluation, Node, Score
+from dgm.store.report_queries import ReportQueries
 
 CONFIG_FILE = "run.toml"
 DB_FILE = "run.sqlite"
@@ -49,6 +49,8 @@ class Run(JobLedger, RunQueries):
         self.config = config
         self.db = db
         self.archive = archive
+        self.aggregates = ReportQueries(db)
+        """What only the report reads (per-node costs, series, models used)."""
 
     # -- lifecycle ---------------------------------------------------------------------
     @classmethod
@@ -215,14 +217,6 @@ class Run(JobLedger, RunQueries):
         commit = self.node(node_id).commit
         return self.archive.trees([commit])[commit]
 
-    def set_node_status(self, node_id: int, status: str, **meta: Any) -> None:
-        node = self.node(node_id)
-        with self.db.transaction() as conn:
-            conn.execute(
-                "UPDATE nodes SET status=?, meta=? WHERE id=?",
-                (status, json.dumps({**node.meta, **meta}), node_id),
-            )
-
     # -- evaluations -------------------------------------------------------------------
     def record_evaluation(self, evaluation: Evaluation) -> Evaluation:
         """Record one evaluation (and finish its job) in one transaction. Recording the
@@ -315,10 +309,3 @@ class Run(JobLedger, RunQueries):
 
 def _commit_message(origin: str) -> str:
     return origin if origin.strip() else "(no problem statement)"
-
-
-def copy_seed(src: Path, dest: Path) -> Path:
-    """Copy an agent folder without caches (used by callers that stage a seed)."""
-    return Path(
-        shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".git"))
-    )

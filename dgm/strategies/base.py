@@ -52,7 +52,9 @@ def first_unevaluated(state: SearchState) -> Evaluate | None:
 def archive_mask(state: SearchState) -> np.ndarray:
     """Nodes eligible as parents for score-based strategies: fully evaluated on their open
     stage (DGM adds a child to the archive only after its evaluation), with results."""
-    return state.settled_column() & (state.evals_column() > 0)
+    column = state.settled_column() & (state.evals_column() > 0)
+    column[state.steered_indices(state.pinned)] = True  # a person pinned it: always a candidate
+    return column
 
 
 def own_scores(state: SearchState) -> np.ndarray:

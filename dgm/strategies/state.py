@@ -25,15 +25,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dgm.config import StrategyConfig
+
 NodeId = int
 """A node's id: the store's row id (the seed is 0), the same type everywhere."""
 
 ROOT: NodeId = 0
 """Id of the seed agent, as the store names it."""
 
-BARREN_AFTER = 3
-"""A parent whose last this-many expansions produced nothing new is not expanded again
-until it is evaluated again (`expandable_column`)."""
+BARREN_AFTER: int = StrategyConfig.model_fields["barren_after"].default
+"""`[strategy] barren_after`'s default (one number, kept by the config): a parent whose last
+this-many expansions produced nothing new is not expanded again until it is evaluated again
+(`expandable_column`)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,8 @@ class SearchState:
         self.total_failed_expansions = 0
         self.total_pending_evals = 0
         self.total_pending_expansions = 0
+        self.pinned: set[NodeId] = set()  # a person's (loop/steering.py): a parent, however barren
+        self.banned: set[NodeId] = set()  # a person's: never a parent
         self.add_node(root, None, root_code)
 
     # -- construction by replay ---------------------------------------------------------
@@ -315,7 +320,17 @@ class SearchState:
         groups = self.code_group[:n]
         streaks = np.asarray(self.barren_streak, dtype=np.int64)[groups]
         pending = np.bincount(groups, weights=self.pending_expansions[:n])[groups]
-        return (streaks == 0) | (streaks + pending < self.barren_after)
+        column = (streaks == 0) | (streaks + pending < self.barren_after)
+        column[self.steered_indices(self.pinned)] = True
+        column[self.steered_indices(self.banned)] = False
+        return column
+
+    def steered_indices(self, nodes: set[NodeId]) -> list[int]:
+        return [self._index[n] for n in nodes if n in self._index]
+
+    def open_stage2(self, node_id: NodeId) -> bool:
+        """Open a node's stage-2 tasks now (a person asked for more); False if none to open."""
+        return self._maybe_open_stage2(self.index(node_id), force=True)
 
     def settled_column(self) -> np.ndarray:
         """Nodes whose open tasks are all recorded (nothing left, nothing running)."""
@@ -337,17 +352,18 @@ class SearchState:
         self.clade_successes[:n] = successes[:n]
         self.clade_failures[:n] = failures[:n]
 
-    def _maybe_open_stage2(self, i: int) -> None:
+    def _maybe_open_stage2(self, i: int, force: bool = False) -> bool:
         node = self._nodes[i]
         plan = self.plan
         if node.stage != 1 or not plan.stage2:
-            return
+            return False
         stage1_results = [node.results[t] for t in plan.stage1 if t in node.results]
-        if len(stage1_results) < len(plan.stage1):
-            return
-        if sum(stage1_results) >= plan.stage2_threshold * len(plan.stage1):
+        done = len(stage1_results) == len(plan.stage1)
+        if force or (done and sum(stage1_results) >= plan.stage2_threshold * len(plan.stage1)):
             node.stage = 2
             self.todo_count[i] += len(plan.stage2)
+            return True
+        return False
 
     def _release_expansion(self, parent: NodeId) -> None:
         i = self.index(parent)

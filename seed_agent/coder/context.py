@@ -67,9 +67,6 @@ class ContextWindow:
         """The provider refused what was sent as too long: aim well below it next time."""
         self.budget_tokens = min(self.budget_tokens, int(estimate_tokens(sent, tools) * 0.7))
 
-    def overflowing(self, sent: List[Dict], tools: List[Dict]) -> bool:
-        return estimate_tokens(sent, tools) > self.budget_tokens
-
     def _apply(self, messages: List[Dict]) -> List[Dict]:
         return [_elide(m) if i in self.elided else m for i, m in enumerate(messages)]
 

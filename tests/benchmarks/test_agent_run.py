@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks.swebench.loader import SweTasks
-from dgm.gateway import Gateway, register_script
+from dgm.evaluation.evaluate_agent import evaluate_agent
+from dgm.gateway import Gateway, GatewaySettings, register_script
 from dgm.jobs.evaluate import AgentRef
-from dgm.loop.evaluate_agent import evaluate_agent
 
 pytestmark = pytest.mark.docker
 
@@ -50,7 +50,9 @@ def test_agent_reaches_the_gateway_and_its_artefacts_are_logged(
     )
     task = SweTasks().task("dgm__tinyutil-1")
     log = tmp_path / "out" / "logs" / task.id
-    with Gateway("scripted/eval-test", run="t", log_dir=tmp_path / "gw", port=None) as gateway:
+    with Gateway(
+        GatewaySettings("scripted/eval-test", run="t", log_dir=tmp_path / "gw", port=None)
+    ) as gateway:
         # The job reaches the gateway through the socket bound for it (an endpoint
         # description), in a worker process: nothing of this process's memory is used.
         [outcome] = evaluate_agent(AgentRef(str(agent)), [task], tmp_path / "out",

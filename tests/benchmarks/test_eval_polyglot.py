@@ -11,8 +11,8 @@ import pytest
 from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.benchmarks.task_images import missing_images, pin_images
 from dgm.errors import NotFoundError
+from dgm.evaluation.evaluate_agent import Summary, evaluate_agent
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
-from dgm.loop.evaluate_agent import Summary, evaluate_agent
 
 pytestmark = pytest.mark.docker
 
@@ -47,7 +47,7 @@ def test_null_passes_none_of_the_34_python_tasks(python_tasks: list, tmp_path: P
 
 
 def test_hanging_tests_are_killed_and_the_run_continues(python_tasks: list, tmp_path: Path) -> None:
-    hang = dataclasses.replace(python_tasks[0], test_command="sleep 600", time_limit_s=3)
+    hang = dataclasses.replace(python_tasks[0], test_command="sleep 600", test_timeout_s=3)
     normal = python_tasks[1]
     outcomes = evaluate_agent(AgentRef.reference("oracle"), [hang, normal], tmp_path, workers=1)
     assert not outcomes[0].resolved

@@ -29,7 +29,7 @@ def _task(polyglot_dir: Path, language: str) -> Task:
     task = polyglot.PolyglotTasks(polyglot_dir).task(f"{language}__{EXERCISES[language]}")
     # A C++ build of Catch's main takes minutes on a loaded 2-core machine: a timeout here
     # would pass an attack test for the wrong reason.
-    return dataclasses.replace(task, time_limit_s=1200)
+    return dataclasses.replace(task, test_timeout_s=1200)
 
 
 def attack_patch(task: Task, attack: Attack, dest: Path) -> str:

@@ -115,8 +115,8 @@ def test_gold_resolves_and_a_dropped_test_edit_beside_it_is_recorded(
 def test_reference_agents_through_the_harness(swe_ci: SweTasks, tmp_path: Path, agent: str,
                                               expected: bool) -> None:  # fmt: skip
     from dgm.benchmarks.subsets import read_id_file
+    from dgm.evaluation.evaluate_agent import evaluate_agent
     from dgm.jobs.evaluate import AgentRef
-    from dgm.loop.evaluate_agent import evaluate_agent
 
     tasks = [swe_ci.task(i) for i in read_id_file(CI_SUBSET)]
     outcomes = evaluate_agent(AgentRef.reference(agent), tasks, tmp_path, workers=2)

@@ -9,8 +9,8 @@ import pytest
 
 from dgm.benchmarks.swebench.loader import SweTasks, make_spec
 from dgm.benchmarks.task_images import missing_images
+from dgm.evaluation.evaluate_agent import evaluate_agent
 from dgm.jobs.evaluate import AgentRef
-from dgm.loop.evaluate_agent import evaluate_agent
 
 pytestmark = pytest.mark.docker
 

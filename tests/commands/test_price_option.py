@@ -85,7 +85,7 @@ def test_run_takes_the_price_of_a_self_hosted_model(tmp_path, polyglot_dir) -> N
 def test_eval_gateway_takes_the_price_of_a_self_hosted_model(tmp_path) -> None:
     """`dgm eval --price`: the agent's gateway starts for a model the price table lacks."""
     from dgm.errors import DgmError
-    from dgm.loop.eval_session import start_gateway
+    from dgm.evaluation.prepare import start_gateway
 
     with pytest.raises(DgmError, match="pass --price INPUT,OUTPUT"):
         start_gateway(LOCAL, tmp_path, {}.get)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.gateway import Gateway, UsageRecord
+from dgm.gateway import Gateway, GatewaySettings, UsageRecord
 
 from .fake_upstream import FakeUpstream
 from .helpers import FAST_RETRY
@@ -44,9 +44,9 @@ def make_gateway(tmp_path: Path, records: list[UsageRecord]) -> Iterator:
     def make(model: str, **kwargs) -> Gateway:
         kwargs.setdefault("run", "run-1")
         kwargs.setdefault("log_dir", tmp_path / "logs")
-        kwargs.setdefault("on_usage", records.append)
         kwargs.setdefault("retry", FAST_RETRY)
-        gw = Gateway(model, **kwargs).start()
+        on_usage = kwargs.pop("on_usage", records.append)
+        gw = Gateway(GatewaySettings(model, **kwargs), on_usage).start()
         started.append(gw)
         return gw
 

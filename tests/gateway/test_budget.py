@@ -130,6 +130,18 @@ def test_resumed_run_counts_what_it_spent_before(make_gateway, records):
     assert records == []
 
 
+def test_a_budget_raised_while_running_admits_calls_again(make_gateway, records):
+    gw = make_gateway("scripted/worker", prices=PRICES, run_budget_usd=1.0, spent_usd=0.995)
+    with pytest.raises(BudgetExceeded):
+        gw.complete(JobBinding("run-1", "diag", role="diagnose"), ASK)
+    assert gw.run_budget_exhausted()
+    gw.set_run_budget(5.0)  # `dgm steer RUN budget 5`, applied by the loop
+    assert not gw.run_budget_exhausted()
+    gw.complete(JobBinding("run-1", "diag", role="diagnose"), ASK)
+    gw.stop()
+    assert len(records) == 1
+
+
 def test_calls_held_back_by_reservations_wait_instead_of_failing():
     async def scenario() -> list[str]:
         ledger = Ledger(run_cap_usd=1.0)

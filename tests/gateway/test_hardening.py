@@ -19,9 +19,17 @@ from pathlib import Path
 
 import pytest
 
+from dgm import key_redaction
 from dgm.config import JobBudget, Price
 from dgm.errors import DgmError
-from dgm.gateway import BudgetRefused, JobBinding, register_script, short_socket_path
+from dgm.gateway import (
+    BudgetRefused,
+    Gateway,
+    GatewaySettings,
+    JobBinding,
+    register_script,
+    short_socket_path,
+)
 from dgm.gateway.exchange_log import read_exchanges
 from dgm.sandbox.docker_backend import grant_socket_access
 
@@ -220,8 +228,20 @@ def _leaky(request, ctx):
 register_script("leaky", _leaky)
 
 
+def test_a_gateway_changes_nothing_process_wide_until_asked(monkeypatch) -> None:
+    """Constructing (and starting) a gateway leaves the process's log records alone: key
+    redaction is the serving process's explicit step, not a constructor's side effect."""
+    unshaped = "plain-secret-not-key-shaped-0042"  # only a registered key is scrubbed
+    monkeypatch.setenv("ANTHROPIC_API_KEY", unshaped)
+    factory, hook = logging.getLogRecordFactory(), sys.excepthook
+    Gateway(GatewaySettings("scripted/echo", port=None)).start().stop()
+    assert (logging.getLogRecordFactory(), sys.excepthook) == (factory, hook)
+    assert key_redaction.scrub(unshaped) == unshaped
+
+
 def test_keys_are_redacted_in_every_log_line_and_traceback(make_gateway, monkeypatch, tmp_path):
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    key_redaction.install_from_environment()  # the serving process's first step (the CLI's)
     gw = make_gateway("scripted/leaky")
     handler_out = tmp_path / "dgm.log"
     handler = logging.FileHandler(handler_out)

@@ -12,7 +12,7 @@ import pytest
 
 from dgm.config import Price
 from dgm.errors import ConfigError, DgmError
-from dgm.gateway import Gateway, JobBinding
+from dgm.gateway import Gateway, GatewaySettings, JobBinding
 
 from .fake_upstream import error, reply
 
@@ -53,7 +53,8 @@ def test_keys_reach_the_provider_and_nothing_else(model, upstream, tmp_path, mon
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     gw = Gateway(
-        model, run="r", log_dir=run_dir / "logs", on_usage=sqlite_sink(run_dir / "run.sqlite")
+        GatewaySettings(model, run="r", log_dir=run_dir / "logs"),
+        on_usage=sqlite_sink(run_dir / "run.sqlite"),
     ).start()
     try:
         endpoint = gw.bind_job(JobBinding("r", "job-1", role="solve"))
@@ -84,7 +85,7 @@ def test_keys_reach_the_provider_and_nothing_else(model, upstream, tmp_path, mon
 
 def test_unknown_model_string():
     with pytest.raises(ConfigError, match="unknown model string 'gpt-4'") as caught:
-        Gateway("gpt-4")
+        Gateway(GatewaySettings("gpt-4"))
     assert "anthropic/<model>" in caught.value.hint
 
 
@@ -95,26 +96,26 @@ def test_unknown_model_string():
 def test_missing_key_for_the_chosen_provider(model, variable, monkeypatch):
     monkeypatch.delenv(variable, raising=False)
     with pytest.raises(ConfigError, match=f"{variable} is not set") as caught:
-        Gateway(model, port=None).start()
+        Gateway(GatewaySettings(model, port=None)).start()
     assert "never reaches a sandbox" in caught.value.hint
 
 
 def test_openai_compatible_needs_a_url_and_a_price():
     with pytest.raises(ConfigError, match="needs a base URL"):
-        Gateway("openai-compatible/qwen", port=None).start()
+        Gateway(GatewaySettings("openai-compatible/qwen", port=None)).start()
     model = "openai-compatible/qwen2.5-coder@http://127.0.0.1:9/v1"
     with pytest.raises(ConfigError, match="no price known") as caught:
-        Gateway(model, port=None).start()
+        Gateway(GatewaySettings(model, port=None)).start()
     assert (
         '[llm.prices."openai-compatible/qwen2.5-coder@http://127.0.0.1:9/v1"]' in caught.value.hint
     )
     free = {"openai-compatible/qwen2.5-coder": Price(input=0, output=0)}
-    Gateway(model, port=None, prices=free).start().stop()
+    Gateway(GatewaySettings(model, port=None, prices=free)).start().stop()
 
 
 def test_unknown_script_lists_the_known_ones():
     with pytest.raises(ConfigError, match="no scripted model named 'nope'") as caught:
-        Gateway("scripted/nope").start()
+        Gateway(GatewaySettings("scripted/nope")).start()
     assert "echo" in caught.value.hint
 
 
@@ -130,4 +131,4 @@ def test_bad_sockets_and_ports(make_gateway, tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         with pytest.raises(DgmError, match="cannot listen on 127.0.0.1"):
-            Gateway("scripted/echo", port=taken.getsockname()[1]).start()
+            Gateway(GatewaySettings("scripted/echo", port=taken.getsockname()[1])).start()

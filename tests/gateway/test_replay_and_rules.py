@@ -62,10 +62,10 @@ def test_replay_serves_a_rerun_jobs_last_attempt(make_gateway, tmp_path):
 
 
 def test_replay_of_an_empty_folder_is_a_config_error(tmp_path):
-    from dgm.gateway import Gateway
+    from dgm.gateway import Gateway, GatewaySettings
 
     with pytest.raises(ConfigError, match="no recorded answers found"):
-        Gateway(f"replay/{tmp_path}").start()
+        Gateway(GatewaySettings(f"replay/{tmp_path}")).start()
 
 
 RULES = {

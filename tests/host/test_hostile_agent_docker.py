@@ -15,12 +15,12 @@ import pytest
 
 from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.config import RunConfig
-from dgm.gateway import Gateway, JobBinding, register_script
+from dgm.gateway import Gateway, GatewaySettings, JobBinding, register_script
 from dgm.jobs.diagnose import choose_target, diagnosis_request
 from dgm.jobs.evaluate import AgentRef, EvalContext, EvalJob, evaluate_task
 from dgm.jobs.hidden_redaction import hidden_texts
-from dgm.jobs.history import render_history
-from dgm.loop.history import write_history
+from dgm.jobs.history_format import render_history
+from dgm.loop.history_writer import write_history
 from dgm.report.html import write_report
 from dgm.store import Run
 
@@ -112,7 +112,7 @@ def test_hostile_agent_leaks_nothing(polyglot_dir, polyglot_image, planted_key, 
             assert not path.is_symlink()
             if path.is_file():
                 assert CANARY not in path.read_text() and FAKE_KEY not in path.read_text()
-        with Gateway("scripted/capture", log_dir=tmp_path / "gw") as gateway:
+        with Gateway(GatewaySettings("scripted/capture", log_dir=tmp_path / "gw")) as gateway:
             gateway.complete(JobBinding("r", "diag", role="diagnose"),
                              diagnosis_request(target, agent, render_history(history)))  # fmt: skip
         assert prompts and "test_canary" in prompts[0] and "History of node 0" in prompts[0]

@@ -18,8 +18,8 @@ import pytest
 from dgm.config import RunConfig
 from dgm.jobs.diagnose import TAMPER_HEADER, choose_target, diagnosis_request
 from dgm.jobs.hidden_redaction import hidden_texts
-from dgm.jobs.history import load_history, render_history
-from dgm.loop.history import write_history
+from dgm.jobs.history_format import load_history, render_history
+from dgm.loop.history_writer import write_history
 from dgm.store import Evaluation, Run, best_node
 from tests.needs import missing
 

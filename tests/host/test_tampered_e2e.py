@@ -21,12 +21,12 @@ import pytest
 from dgm.benchmarks.polyglot import Polyglot
 from dgm.benchmarks.task import Verdict
 from dgm.config import RunConfig
+from dgm.executors import Evaluated
 from dgm.jobs import evaluate as evaluate_module
 from dgm.jobs.agent_run import AgentRunResult
 from dgm.jobs.diagnose import TAMPER_HEADER, diagnosis_request, problem_statement
-from dgm.loop.action_jobs import ActionJobs
-from dgm.loop.adapters import SandboxJobs
-from dgm.loop.executors import Evaluated
+from dgm.loop.job_making.from_actions import ActionJobs
+from dgm.loop.job_making.sandbox_jobs import SandboxJobs
 from dgm.loop.recording import Recorder
 from dgm.loop.stop_rules import StopRules
 from dgm.report.data import report_data

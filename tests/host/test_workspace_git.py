@@ -1,6 +1,6 @@
 """Git on the host never takes orders from an agent's files (issue 12, 'Nothing from an
 agent is followed on the host'): a self-improving agent's codebase is copied and
-`git init`/`git apply`-ed on the host by every expansion (dgm/jobs/expand.py), and git
+`git init`/`git apply`-ed on the host by every expansion (dgm/jobs/expand/child.py), and git
 used to read the folder's own `.gitconfig` (HOME was the folder). A `filter` clean
 command or an fsmonitor hook there ran on the host, with the API keys in its env."""
 

@@ -36,7 +36,14 @@ MUST_CARRY = (
     "dgm/_assets/eval/swe-dgm-suite/.dockerignore",
     "dgm/gateway/prices.toml",
     "dgm/benchmarks/agents/oracle/agent.toml",
+    "dgm/benchmarks/polyglot/judge_prep.py",  # copied into the judge container by path
+    "dgm/jobs/expand/tool_smoke.py",  # copied into a tool's smoke-check sandbox by path
     "dgm/scripted/script_files/search_tool.py.txt",
+    "dgm/serve/static/index.html",  # dgm serve's page: offline, from the wheel
+    "dgm/serve/static/app.js",
+    "dgm/serve/static/tree.js",
+    "dgm/serve/static/chart.js",
+    "dgm/serve/static/app.css",
 )
 PROBE = """
 import json, dgm

@@ -11,7 +11,7 @@ import pytest
 
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand import ExpandJob, ExpandSettings, run_expand
-from dgm.jobs.harvest import content_hash
+from dgm.jobs.expand.harvest import content_hash
 
 pytestmark = [pytest.mark.docker]
 

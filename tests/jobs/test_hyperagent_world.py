@@ -60,7 +60,8 @@ def test_the_seed_procedure_is_the_one_the_world_edits() -> None:
 
 def test_the_seed_procedure_asks_what_the_built_in_one_asks() -> None:
     """Like for like: the seed's `improve` uses the built-in procedure's texts."""
-    from dgm.jobs import diagnose, expand
+    from dgm.jobs import diagnose
+    from dgm.jobs.expand import builtin as expand
 
     assert improve.DIAGNOSIS_SYSTEM == diagnose.DIAGNOSIS_SYSTEM
     assert improve.DIAGNOSIS_KEYS == diagnose.DIAGNOSIS_KEYS

@@ -18,7 +18,8 @@ from dgm.errors import DgmError
 from dgm.jobs.agent_run import AgentRunResult, load_manifest
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand import ExpandJob, ExpandSettings, run_expand
-from dgm.jobs.improve_agent import FALLBACK, improve_changed, procedure_for
+from dgm.jobs.expand.child import improve_changed
+from dgm.jobs.expand.improve import FALLBACK, procedure_for
 
 IMPROVE = "python3 {agent_dir}/improve.py --history {history_dir} --out {output_dir}"
 
@@ -128,8 +129,7 @@ def _job(tmp_path: Path, parent: Path, mode: str, history: Path | None) -> Expan
 def test_agent_mode_runs_the_parents_improve_command(tmp_path: Path, monkeypatch) -> None:
     parent = agent(tmp_path / "p")
     fake = FakeRun(patch_of(parent, {"improve.py": "SHOWN = 0\n"}))
-    monkeypatch.setattr("dgm.jobs.improve_agent.run_agent", fake)
-    monkeypatch.setattr("dgm.jobs.expand.run_agent", fake)
+    monkeypatch.setattr("dgm.jobs.agent_run.run_agent", fake)
     history = tmp_path / "history"
     history.mkdir()
     (history / "history.json").write_text(json.dumps({"format": "dgm-history/1"}))
@@ -144,7 +144,7 @@ def test_agent_mode_runs_the_parents_improve_command(tmp_path: Path, monkeypatch
 def test_agent_mode_without_improve_falls_back_and_says_so(tmp_path: Path, monkeypatch) -> None:
     parent = agent(tmp_path / "p", improve=None)
     fake = FakeRun(patch_of(parent, {"solve.py": "print(2)\n"}))
-    monkeypatch.setattr("dgm.jobs.expand.run_agent", fake)
+    monkeypatch.setattr("dgm.jobs.agent_run.run_agent", fake)
     result = run_expand(_job(tmp_path, parent, "agent", None))
     [(request, endpoint)] = fake.requests
     assert (request.command, request.history, endpoint) == ("solve", None, "si-endpoint")
@@ -155,7 +155,7 @@ def test_agent_mode_without_improve_falls_back_and_says_so(tmp_path: Path, monke
 
 def test_agent_mode_without_a_history_is_an_agent_error(tmp_path: Path, monkeypatch) -> None:
     parent = agent(tmp_path / "p")
-    monkeypatch.setattr("dgm.jobs.improve_agent.run_agent", FakeRun(""))
+    monkeypatch.setattr("dgm.jobs.agent_run.run_agent", FakeRun(""))
     result = run_expand(_job(tmp_path, parent, "agent", None))
     assert result.status == "agent_error" and "no history" in result.reason
 

@@ -13,7 +13,7 @@ import pytest
 
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand import ExpandJob, ExpandSettings, run_expand
-from dgm.jobs.improve_agent import FALLBACK
+from dgm.jobs.expand.improve import FALLBACK
 from tests.needs import image_or_missing
 
 pytestmark = pytest.mark.docker

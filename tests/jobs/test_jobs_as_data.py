@@ -1,6 +1,6 @@
 """Jobs are plain data: each kind round-trips through JSON and runs to the same result in a
 worker process as in this one (real Docker, the built-in scripted model behind a real
-gateway, one small Python task). The jobs come from the loop's own adapters, bound to the
+gateway, one small Python task). The jobs come from the loop's own `SandboxJobs`, bound to the
 gateway by endpoint descriptions; nothing else of this process reaches the worker."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from dgm.config import RunConfig
+from dgm.executors import ProcessExecutor, Ticket, Work
 from dgm.jobs import job_from_dict, job_to_dict, run_job
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.loop.executors import ProcessExecutor, Ticket, Work
-from dgm.loop.history import write_history
+from dgm.loop.history_writer import write_history
 from dgm.paths import seed_agent_dir
 from dgm.store import Run
 from dgm.strategies import Evaluate
@@ -29,7 +29,7 @@ TASK = "python__wordy"  # needs the search tool the seed lacks: the expansion ad
 def world(tmp_path_factory: pytest.TempPathFactory):
     from dgm.benchmarks import load_benchmark
     from dgm.gateway import Gateway
-    from dgm.loop.adapters import SandboxJobs
+    from dgm.loop.job_making.sandbox_jobs import SandboxJobs
     from dgm.scripted.dry_run import DRY_RUN_SUBSET, register
 
     if not POLYGLOT_DIR.is_dir():

@@ -21,7 +21,7 @@ from typing import Any
 from dgm.jobs.diagnose import ImprovementTarget
 from dgm.jobs.expand import ExpandResult
 from dgm.jobs.llm_access import LLMAccess, chat
-from dgm.loop.job_factory import JobFactory
+from dgm.loop.job_making.factory import JobFactory
 from dgm.store import Evaluation, Run
 from dgm.strategies import TaskPlan
 

@@ -8,7 +8,7 @@ import pytest
 
 from dgm.config import RunConfig
 from dgm.errors import ConfigError
-from dgm.loop.executors import ProcessExecutor, Ticket, make_executor
+from dgm.executors import ProcessExecutor, Ticket, make_executor
 from dgm.loop.meta_loop import MetaLoop
 from dgm.store import Run
 from dgm.strategies import Evaluate

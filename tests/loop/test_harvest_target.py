@@ -14,10 +14,10 @@ import pytest
 from dgm.config import RunConfig
 from dgm.jobs.agent_run import MAX_KEPT_TOOLS, _keep_tools
 from dgm.jobs.diagnose import ImprovementTarget
-from dgm.jobs.harvest import content_hash, tools_dir_of
-from dgm.loop.action_jobs import ActionJobs, expand_job_id
-from dgm.loop.harvest_tools import harvest_target, read_tools
-from dgm.loop.job_factory import JobFactory
+from dgm.jobs.expand.harvest import content_hash, tools_dir_of
+from dgm.loop.harvest_target import harvest_target, read_tools
+from dgm.loop.job_making.factory import JobFactory
+from dgm.loop.job_making.from_actions import ActionJobs, expand_job_id
 from dgm.store import Evaluation, Run
 
 TOOL_PY = "import json, sys\nprint(json.load(sys.stdin).get('q', 'hi'))\n"
@@ -150,7 +150,7 @@ def test_the_loop_chooses_harvest_first_unless_disabled_or_undeclared(tmp_path, 
     with make_run(tmp_path / "undeclared", tools_dir=False) as run:
         evaluate(run, "a", True, {"search_files": TOOL_PY})
         evaluate(run, "b", False, {})
-        with caplog.at_level(logging.INFO, logger="dgm.loop.harvest_tools"):
+        with caplog.at_level(logging.INFO, logger="dgm.loop.harvest_target"):
             assert _jobs(run)._choose_target("0", 0).kind != "harvest"
         assert "declares no [tools] dir" in caplog.text
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from dgm.jobs.diagnose import choose_target
-from dgm.jobs.expand import ExpandJob, ExpandSettings, job_diagnosis_request
-from dgm.jobs.history import FORMAT, HistoryError, load_history, read_part, render_history
-from dgm.loop.history import budget_left, write_history
+from dgm.jobs.expand import ExpandJob, ExpandSettings
+from dgm.jobs.expand.builtin import job_diagnosis_request
+from dgm.jobs.history_format import FORMAT, HistoryError, load_history, read_part, render_history
+from dgm.loop.history_writer import budget_left, write_history
 from dgm.loop.meta_loop import MetaLoop
 from dgm.store import Evaluation, Run
 from tests.loop.fake_jobs import FakeJobs
@@ -257,7 +258,7 @@ def test_an_expansion_goes_on_without_a_history_it_could_not_write(
     def broken(*args, **kwargs):
         raise OSError("No space left on device")
 
-    monkeypatch.setattr("dgm.loop.action_jobs.write_history", broken)
+    monkeypatch.setattr("dgm.loop.job_making.from_actions.write_history", broken)
     run = make_run(**{"limits.max_evals": 10, "workers": 1})
     jobs = FakeJobs(run)
     MetaLoop(run, jobs=jobs).run()

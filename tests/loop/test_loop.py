@@ -83,7 +83,7 @@ def test_resume_continues_and_reruns_in_flight_jobs(make_run) -> None:
     node = run.nodes()[-1]
     missing = next(t for t in TASKS if (node.id, t) not in
                    {(e.node_id, e.task_id) for e in run.evaluations()})  # fmt: skip
-    from dgm.loop.action_jobs import eval_job_id
+    from dgm.loop.job_making.from_actions import eval_job_id
 
     job_id = eval_job_id(node.id, missing)
     run.queue_job(job_id, "eval", {"node": node.id, "task": missing})

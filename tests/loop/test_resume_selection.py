@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from dgm.loop.action_jobs import eval_job_id, expand_job_id
+from dgm.loop.job_making.from_actions import eval_job_id, expand_job_id
 from dgm.loop.resume import in_flight_actions, rebuild_state
 from dgm.store.selection import SPLIT_KEY
 from dgm.strategies import Evaluate, Expand, TaskPlan

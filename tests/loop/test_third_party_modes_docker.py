@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.jobs.improve_agent import FALLBACK
+from dgm.jobs.expand.improve import FALLBACK
 from dgm.scripted.dry_run import DRY_RUN_SUBSET
 from dgm.store import Run
 from tests.loop.test_e2e_docker import dgm

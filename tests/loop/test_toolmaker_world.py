@@ -59,7 +59,7 @@ def test_answers_are_a_pure_function_of_the_request():
 
 
 def test_the_tool_it_writes_passes_its_own_smoke_check(tmp_path: Path):
-    from dgm.jobs import tool_smoke
+    from dgm.jobs.expand import tool_smoke
 
     args = search_tool_arguments()
     (tmp_path / "tool.py").write_text(args.pop("source"))

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks.task import Task
-from dgm.distributed.parcel import Returned, pack, pack_logs, receive, unpack
 from dgm.errors import SandboxError
+from dgm.executors.distributed.parcel import Returned, pack, pack_logs, receive, unpack
 from dgm.jobs.evaluate import AgentRef, EvalJob
 from dgm.jobs.llm_access import LLMAccess
 from dgm.store import Evaluation

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from dgm.distributed.relay import JobRelay
-from dgm.gateway import Gateway, JobBinding, LLMCallError, register_script, short_socket_path
+from dgm.executors.distributed.relay import JobRelay
+from dgm.gateway import (
+    Gateway,
+    GatewaySettings,
+    JobBinding,
+    LLMCallError,
+    register_script,
+    short_socket_path,
+)
 from dgm.jobs.llm_access import LLMAccess, chat
 
 REQUEST = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 20}
@@ -14,7 +21,9 @@ REQUEST = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 20}
 
 def test_the_relay_forwards_the_jobs_token_and_refuses_another(tmp_path) -> None:
     register_script("relay-echo", lambda request, ctx: "ok")
-    with Gateway("scripted/relay-echo", run="t", log_dir=tmp_path, port=0) as gateway:
+    with Gateway(
+        GatewaySettings("scripted/relay-echo", run="t", log_dir=tmp_path, port=0)
+    ) as gateway:
         endpoint = gateway.bind_job(JobBinding("t", "job-1", 0, "task", "solve"),
                                     container_socket_path=None)  # fmt: skip
         path = short_socket_path("relay-test-job-1")

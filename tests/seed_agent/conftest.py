@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 
 from dgm.config import JobBudget
-from dgm.gateway import CONTAINER_SOCKET, Endpoint, Gateway, JobBinding, short_socket_path
+from dgm.gateway import (
+    CONTAINER_SOCKET,
+    Endpoint,
+    Gateway,
+    GatewaySettings,
+    JobBinding,
+    short_socket_path,
+)
 from dgm.gateway.backends import register_script
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "seed_agent"
@@ -99,7 +106,7 @@ def scripted_gateway() -> Iterator[Callable[..., Endpoint]]:
     ) -> Endpoint:
         name = f"seed-test-{uuid.uuid4().hex[:8]}"
         register_script(name, script)
-        gateway = Gateway(f"scripted/{name}", run="seed-tests", port=0).start()
+        gateway = Gateway(GatewaySettings(f"scripted/{name}", run="seed-tests", port=0)).start()
         gateways.append(gateway)
         job_id = f"job-{name}"
         endpoint = gateway.bind_job(

@@ -128,7 +128,7 @@ def test_a_run_made_before_the_column_opens_upgraded_and_resumes(run: Run) -> No
 
 
 def test_gea_group_experience_names_a_member_caught_tampering(run: Run) -> None:
-    from dgm.jobs.group import group_experience_from_run
+    from dgm.loop.group_experience import group_experience_from_run
 
     a = run.add_node(0, diff=value_diff(1, 2), origin="patch the test runner").id
     b = run.add_node(0, diff=value_diff(1, 3), origin="read the task twice").id

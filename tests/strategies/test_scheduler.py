@@ -3,13 +3,13 @@ import threading
 import numpy as np
 import pytest
 
-from dgm.loop.executors import (
+from dgm.executors import (
     Completion,
     Evaluated,
     Expanded,
     ExpansionFailed,
     JobCrashed,
-    LocalExecutor,
+    ThreadExecutor,
 )
 from dgm.loop.scheduler import Scheduler, SearchBudget
 from dgm.simulate.executor import SimulatedExecutor
@@ -159,7 +159,7 @@ def test_local_executor_runs_real_thread_jobs_and_contains_crashes():
         return job
 
     state = SearchState(PLAN)
-    with LocalExecutor(3) as executor:
+    with ThreadExecutor(3) as executor:
         summary = Scheduler(
             GreedyStrategy(np.random.default_rng(0)),
             state,

@@ -1,4 +1,4 @@
-"""The assertion forms the Polyglot canaries use, per language (see polyglot_canaries).
+"""The assertion forms the Polyglot canaries use, per language (see canaries.py).
 
 A must-fail canary is written in each form the hidden test file itself uses, so that
 patching one assertion (a no-op `assertEqual`, an `expect` that never throws, a

@@ -138,10 +138,10 @@ def judge_polyglot(
         spec = SandboxSpec(image=task.judge_image, mounts=(Mount(stage, "/stage", read_only=True),),
                            limits=limits, labels=labels or {})  # fmt: skip
         if build:
-            result = _build_then_run(spec, Path(tmp), staged, task.time_limit_s, backend)
+            result = _build_then_run(spec, Path(tmp), staged, task.test_timeout_s, backend)
         else:
-            result = run_command(spec, ["python3", "/stage/judge_prep.py"], task.time_limit_s,
-                                 backend)  # fmt: skip
+            prep = ["python3", "/stage/judge_prep.py"]
+            result = run_command(spec, prep, task.test_timeout_s, backend)
     verdict = verdict_from(result, task, plan)
     return verdict, readable_log(result.output, plan, verdict)
 
@@ -152,7 +152,7 @@ def allowed_reports(language: str) -> list[str]:
     return ([main] if main else []) + list(polyglot_reports.OPTIONAL_REPORTS.get(language, ()))
 
 
-def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, time_limit_s: int,
+def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, timeout_s: int,
                     backend: str) -> ExecResult:  # fmt: skip
     """The first container builds the test binaries into `built`; the second runs them
     with nothing of the exercise but those binaries (its stage holds no test file)."""
@@ -161,7 +161,7 @@ def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, time_limit_s: in
     built.chmod(0o777)
     out = Mount(built, "/out", read_only=False)
     spec_build = dataclasses.replace(spec, mounts=(*spec.mounts, out))
-    first = run_command(spec_build, ["python3", "/stage/judge_prep.py"], time_limit_s, backend)
+    first = run_command(spec_build, ["python3", "/stage/judge_prep.py"], timeout_s, backend)
     code = _BUILT.findall(first.output)
     failed = first.exit_code != 0 or first.timed_out or first.oom_killed
     if failed or not code or code[-1][0] != "0":
@@ -174,7 +174,7 @@ def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, time_limit_s: in
     readable_by_sandbox(run_stage)
     mounts = (Mount(run_stage, "/stage", read_only=True), Mount(built, "/built", read_only=True))
     spec_run = dataclasses.replace(spec, mounts=mounts)
-    left = max(int(time_limit_s - first.duration_s), 1)
+    left = max(int(timeout_s - first.duration_s), 1)
     second = run_command(spec_run, ["python3", "/stage/judge_prep.py"], left, backend)
     return dataclasses.replace(second, output=first.output + second.output,
                                duration_s=first.duration_s + second.duration_s,
@@ -229,7 +229,7 @@ def sealed_reports(after: str) -> tuple[dict[str, bytes], str | None]:
 
 def abnormal_end(result: ExecResult, task: Task, test_exit: int | None) -> str | None:
     if result.timed_out:
-        return f"the test command was killed at the {task.time_limit_s} s limit"
+        return f"the test command was killed at the {task.test_timeout_s} s limit"
     if result.oom_killed:
         return "the tests ran out of memory"
     if result.exit_code == PATCH_FAILED and "the patch does not apply" in result.output:

@@ -71,9 +71,9 @@ def is_checkout(path: Path) -> bool:
 class PolyglotTasks:
     name = NAME
 
-    def __init__(self, root: str | Path | None = None, time_limit_s: int = 300) -> None:
+    def __init__(self, root: str | Path | None = None, test_timeout_s: int = 300) -> None:
         self.root = find_checkout(root)
-        self.time_limit_s = time_limit_s
+        self.test_timeout_s = test_timeout_s
 
     @cached_property
     def _exercises(self) -> dict[str, Path]:
@@ -99,7 +99,7 @@ class PolyglotTasks:
                 f"unknown polyglot task {task_id!r}",
                 f"did you mean {near[0]}?" if near else "ids look like python__beer-song",
             )
-        return make_task(task_id, folder, self.time_limit_s)
+        return make_task(task_id, folder, self.test_timeout_s)
 
     def tasks(self, subset: str) -> list[Task]:
         ids = subsets.resolve(subset, NAME, self.task_ids(), self.languages(), SUBSETS)
@@ -117,7 +117,7 @@ def hidden_files(exercise: Path, language: str) -> list[str]:
     return sorted(set(hidden))
 
 
-def make_task(task_id: str, exercise: Path, time_limit_s: int) -> Task:
+def make_task(task_id: str, exercise: Path, test_timeout_s: int) -> Task:
     language = task_id.split("__")[0]
     chain = chains.toolchain(language)
     files = chains.exercise_files(exercise)
@@ -129,7 +129,7 @@ def make_task(task_id: str, exercise: Path, time_limit_s: int) -> Task:
         image=chain.image,
         judge_image=chain.image,
         test_command=judge_command(language, chain.test_command),
-        time_limit_s=time_limit_s,
+        test_timeout_s=test_timeout_s,
         source=str(exercise),
         hidden_files=tuple(hidden_files(exercise, language)),
         editable_files=tuple(files.solution),

@@ -95,7 +95,7 @@ def judge_swebench(
             writable_root=True,  # the eval script reinstalls the package into the venv
         )
         with open_sandbox(spec, backend) as box:
-            result = box.exec(["/bin/bash", "/stage/judge.sh"], timeout=task.time_limit_s)
+            result = box.exec(["/bin/bash", "/stage/judge.sh"], timeout=task.test_timeout_s)
             junit = _copy_report(box, report_dir, Path(tmp)) if pytest else None
         log = result.output + ("\n>>>>> Tests Timed Out\n" if result.timed_out else "")
         log_path = Path(tmp) / "test_output.txt"
@@ -106,7 +106,7 @@ def judge_swebench(
         details["dropped_hunks"] = dropped
     error = verdict.error
     if result.timed_out:
-        error = f"the eval script was killed at the {task.time_limit_s} s limit"
+        error = f"the eval script was killed at the {task.test_timeout_s} s limit"
     elif APPLY_FAILED in log:
         error = "the model patch does not apply"
     return (

@@ -12,7 +12,7 @@ Sources: `swebench` alone is dgm's own suite (eval/swe-dgm-suite); a folder laid
 like ../shared/swe-bench (instances.jsonl, repos/, offline_env.json: images built by
 `dgm sandbox build swebench --data DIR`); `swebench:FILE` a JSON or JSONL file of
 instances; `swebench:NAME` a Hugging Face dataset (needs network). The judge is
-`swe_judge`.
+`judge.py`.
 """
 
 from __future__ import annotations
@@ -89,9 +89,9 @@ def check_instance(instance: dict[str, Any], where: str) -> None:
 class SweTasks:
     name = NAME
 
-    def __init__(self, source: str | None = None, time_limit_s: int = 300) -> None:
+    def __init__(self, source: str | None = None, test_timeout_s: int = 300) -> None:
         self.source = source or str(suite_image.instances_file())
-        self.time_limit_s = time_limit_s
+        self.test_timeout_s = test_timeout_s
 
     @cached_property
     def _instances(self) -> dict[str, dict[str, Any]]:
@@ -120,7 +120,7 @@ class SweTasks:
             from dgm.benchmarks.swebench import images as swebench_images
 
             image = swebench_images.image_for(self._data, task_id)
-        return make_task(instance, image, self.source, self.time_limit_s)
+        return make_task(instance, image, self.source, self.test_timeout_s)
 
     @cached_property
     def _data(self) -> SweData:
@@ -133,7 +133,7 @@ class SweTasks:
         return [self.task(i) for i in ids]
 
 
-def make_task(instance: dict[str, Any], image: str, source: str, time_limit_s: int) -> Task:
+def make_task(instance: dict[str, Any], image: str, source: str, test_timeout_s: int) -> Task:
     return Task(
         id=instance["instance_id"],
         benchmark=NAME,
@@ -142,7 +142,7 @@ def make_task(instance: dict[str, Any], image: str, source: str, time_limit_s: i
         image=image,
         judge_image=image,
         test_command=str(instance["eval_script"]),
-        time_limit_s=time_limit_s,
+        test_timeout_s=test_timeout_s,
         source=source,
         workspace_in_image=REPO_DIR,
         base_commit=instance["base_commit"],

@@ -1,0 +1,163 @@
+"""Making a child, shared by every expansion procedure (built-in, the agent's own
+`improve`, harvest): each procedure leaves a changed copy of the parent's code; from there
+the harness, never the agent, takes the diff, refuses symlinks that leave the tree, runs the
+child's own `smoke` command in a fresh sandbox and writes `result.json` (`finish`).
+
+This module imports no other procedure: builtin.py, improve.py and harvest.py each import it.
+Every agent run goes through `agent_run.run_agent` (one place to stand a run in for).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from functools import partial
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from dgm.errors import DgmError
+from dgm.jobs import agent_run
+from dgm.jobs.agent_run import AgentRunRequest, AgentRunResult, load_manifest
+from dgm.jobs.expand.job import ExpandJob, ExpandResult, ExpandSettings
+from dgm.jobs.tamper_scan import scan_diff
+from dgm.safefs import escaping_links
+from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
+from dgm.workspace_git import git_apply
+
+SMOKE_TIMEOUT_S = 300
+
+
+def make_child(
+    job: ExpandJob,
+    workspace: Path,
+    agent: AgentRunResult,
+    statement: str,
+    started: float,
+    diagnosis: dict[str, str] | None = None,
+    procedure: str = "dgm",
+) -> ExpandResult:
+    """The harness's half of every procedure: the agent's diff -> the child -> its smoke."""
+    log_dir, settings = Path(job.log_dir), job.settings
+    labels = {LABEL_RUN: settings.run, LABEL_JOB: job.job_id}
+    done = partial(finish, log_dir, started, statement=statement, diagnosis=diagnosis,
+                   procedure=procedure)  # fmt: skip
+    (log_dir / "patch.diff").write_text(agent.patch)
+    (log_dir / "agent_output.txt").write_text(agent.output)
+    if agent.trajectory is not None:
+        shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
+    if agent.error:
+        return done("agent_error", reason=agent.error)
+    if not agent.patch.strip():
+        why = "the agent changed nothing" + (" (timed out)" if agent.timed_out else "")
+        return done("empty_patch", reason=why)
+    # Our own pristine copy and our own .git: no agent hook or config runs on the host.
+    git_apply(workspace, agent.patch)
+    child = workspace
+    changed = improve_changed(Path(job.parent_code), child, agent.patch)
+    links = escaping_links(child)
+    if links:  # refused, never committed: checking the node out would point outside
+        shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
+        return done("unsafe_link", reason=f"the child has symlinks that leave its tree: {shown}")
+    if settings.smoke_test:
+        passed, output = smoke(child, log_dir, labels, settings)
+        if not passed:
+            return done("smoke_failed", diff=agent.patch, improve_changed=changed,
+                        reason=f"the child's smoke test failed: {output[-1500:]}")  # fmt: skip
+    return done("ok", diff=agent.patch, improve_changed=changed)
+
+
+def self_edit_request(
+    job: ExpandJob, workspace: Path, base: str, task_id: str, statement: str, **extra: Any
+) -> AgentRunRequest:
+    """The parent's agent on a writable copy of its own source (`solve` for the built-in
+    procedure; `improve` in hyperagent mode, via `extra`)."""
+    settings = job.settings
+    return AgentRunRequest(
+        agent_dir=Path(job.parent_code),
+        image=settings.image,
+        task_file={
+            "id": task_id,
+            "problem_statement": statement,
+            "language": "python",
+            "max_steps": settings.max_steps,
+            "time_limit_s": settings.timeout_s,
+        },
+        base_commit=base,
+        timeout_s=settings.timeout_s + 60,
+        limits=settings.limits,
+        workspace=workspace,
+        labels={LABEL_RUN: settings.run, LABEL_JOB: job.job_id},
+        **extra,
+    )
+
+
+def smoke(
+    child: Path, log_dir: Path, labels: dict[str, str], settings: ExpandSettings
+) -> tuple[bool, str]:
+    """The child's own `smoke` command, run as the child's agent in a fresh sandbox."""
+    request = AgentRunRequest(
+        agent_dir=child,
+        image=settings.image,
+        task_file={"id": "smoke", "problem_statement": "", "language": "python"},
+        base_commit="HEAD",
+        timeout_s=SMOKE_TIMEOUT_S,
+        limits=settings.limits,
+        workspace=child,
+        command="smoke",
+        labels=labels,
+    )
+    result = agent_run.run_agent(request, log_dir / "smoke-out", None, settings.backend)
+    (log_dir / "smoke_output.txt").write_text(result.output)
+    return result.exit_code == 0 and not result.timed_out, result.output
+
+
+def finish(
+    log_dir: Path,
+    started: float,
+    status: str,
+    statement: str,
+    diff: str = "",
+    reason: str = "",
+    diagnosis: dict[str, str] | None = None,
+    procedure: str = "dgm",
+    improve_changed: bool = False,
+    harvested: list[str] | None = None,
+) -> ExpandResult:
+    """The job's result, written to `<log dir>/result.json` (with the diff's tamper scan)."""
+    result = ExpandResult(
+        status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
+        scan_diff(diff, role="agent"), procedure=procedure, improve_changed=improve_changed,
+        harvested_tools=list(harvested or []),
+    )  # fmt: skip
+    (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
+    return result
+
+
+def touched_paths(patch: str) -> set[str]:
+    """The files a git diff changes (both sides of a rename)."""
+    paths: set[str] = set()
+    for match in re.finditer(r"^diff --git a/(\S+) b/(\S+)$", patch, re.M):
+        paths.update(match.groups())
+    return paths
+
+
+def improve_changed(parent_code: Path, child_code: Path, patch: str) -> bool:
+    """Whether the child changed its improvement procedure: the diff touches a file (or a
+    folder) the PARENT's `[improve] paths` name, or the `improve` command line differs."""
+    try:
+        parent = load_manifest(parent_code)
+    except DgmError:
+        return False
+    try:
+        child_command = load_manifest(child_code).commands.get("improve")
+    except DgmError:
+        child_command = None
+    if child_command != parent.commands.get("improve"):
+        return True
+    declared = [PurePosixPath(p) for p in parent.improve_paths]
+    for touched in map(PurePosixPath, touched_paths(patch)):
+        if any(touched == d or d in touched.parents for d in declared):
+            return True
+    return False
