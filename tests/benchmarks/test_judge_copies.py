@@ -14,7 +14,8 @@ import pytest
 
 from dgm.benchmarks.polyglot import canaries as polyglot_canaries
 from dgm.benchmarks.polyglot import loader as polyglot
-from dgm.benchmarks.polyglot.copies import MUST_FAIL, MUST_PASS, REAL, Entry, NameGen, disguise
+from dgm.benchmarks.polyglot.copies import MUST_FAIL, MUST_PASS, REAL, Entry, NameGen
+from dgm.benchmarks.polyglot.disguise import disguise
 from dgm.benchmarks.polyglot.judge import (
     JudgePlan,
     prepare_judge_tree,

@@ -1,7 +1,7 @@
 """Disguised test files for the Polyglot judge: every test renamed, copies of real tests added.
 
     names = NameGen()
-    text, entries = disguise("rust", text, names)   # entries map every test's new name back
+    text, entries = disguise("rust", text, names)   # (disguise.py) entries map names back
 
 For each verdict the judge renames every test of a hidden test file with a fresh name
 from one generator (`NameGen`), and adds copies of real tests next to them, at a random
@@ -69,29 +69,6 @@ class NameGen:
         if language == "go":
             return "Test" + tok.capitalize()
         return tok
-
-
-def disguise(
-    language: str, text: str, names: NameGen, context: str = ""
-) -> tuple[str, list[Entry]]:
-    """The test file with every test renamed and copies added; ([] entries) when the file
-    has no test the judge can rename, unchanged. `context`: the exercise's other test
-    files (Go: a test's table may be in another file)."""
-    token = WORDS.set(file_words(text + "\n" + context))
-    try:
-        return _disguise(language, text, names, context)
-    finally:
-        WORDS.reset(token)
-
-
-def _disguise(language: str, text: str, names: NameGen, context: str) -> tuple[str, list[Entry]]:
-    if language == "python":
-        from dgm.benchmarks.polyglot.copies_python import disguise_python
-
-        return disguise_python(text, names)
-    from dgm.benchmarks.polyglot.copies_text import disguise_text
-
-    return disguise_text(language, text, names, context)
 
 
 SHARED_STATE = re.compile(r"(?i)thread|executor|concurren|parallel|\bgo\s+func|\bspawn\b")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from dgm.benchmarks.judging import readable_by_sandbox
 from dgm.benchmarks.polyglot import canaries as polyglot_canaries
-from dgm.benchmarks.polyglot import copies as polyglot_copies
+from dgm.benchmarks.polyglot import disguise as polyglot_copies
 from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.benchmarks.polyglot import reports as polyglot_reports
 from dgm.benchmarks.polyglot import toolchains as chains
