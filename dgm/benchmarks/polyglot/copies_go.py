@@ -15,6 +15,8 @@ from dgm.benchmarks.polyglot.copies_scan import (
     closing,
     initializer_end,
     masked,
+    outside_calls,
+    used_as_input,
 )
 
 _GO_RANGE = re.compile(r"for\s+_?\s*,\s*(\w+)\s*:=\s*range\s+(\w+)\s*\{")
@@ -40,9 +42,13 @@ def mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | N
                 body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
                 return body, changed[1], source + "\n\n"
     for m in BOUND.finditer(masked("go", chunk)):
-        changed = change_literal("go", chunk, m.end(), initializer_end("go", chunk, m.end()))
-        if changed:
-            return (*changed, "")
+        if used_as_input("go", chunk, m.group(1)):
+            continue
+        end = initializer_end("go", chunk, m.end())
+        for lo, hi in outside_calls("go", chunk, m.end(), end):
+            changed = change_literal("go", chunk, lo, hi)
+            if changed:
+                return (*changed, "")
     check = _GO_CHECK.search(masked("go", chunk))
     if check:  # no value to change: the first failing check inverted
         cond = chunk[check.start(1) : check.end(1)]
@@ -82,6 +88,7 @@ def _change_field(source: str, fields: set[str]) -> tuple[str, str] | None:
 _ERROR_FIELD = re.compile(r"(?i)^\s*\w*(?:err|panic|fail|invalid)\w*\s*:\s*(.+?),?\s*$",
                           re.MULTILINE)  # fmt: skip
 _NOTHING = {"false", "nil", '""', "``", "0"}
+_OK_FIELD = re.compile(r"(?i)^(?:ok|valid\w*|success\w*)$")
 
 
 def _expects_failure(source: str, at: int) -> bool:
@@ -90,7 +97,8 @@ def _expects_failure(source: str, at: int) -> bool:
     start = source.rfind("{", 0, at)
     end = closing("go", source, start) if start >= 0 else -1
     entry = source[start:end] if end > 0 else ""
-    return any(v.strip() not in _NOTHING for v in _ERROR_FIELD.findall(entry))
+    oks = re.findall(r"(?im)^\s*(?:ok|valid\w*|success\w*)\s*:\s*false\b", entry)
+    return bool(oks) or any(v.strip() not in _NOTHING for v in _ERROR_FIELD.findall(entry))
 
 
 def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
@@ -116,8 +124,11 @@ def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
                 start = i + 1
         parts.append((start, len(body)))
         risky = [i for i, n in enumerate(names) if re.search(r"(?i)err|panic|fail|invalid", n)]
-        if any(body[parts[i][0] : parts[i][1]].strip() not in _NOTHING for i in risky
-               if i < len(parts)):  # fmt: skip
+        oks = [i for i, n in enumerate(names) if _OK_FIELD.match(n)]
+        values = [body[a:b].strip() for a, b in parts]
+        failing = [values[i] == "false" for i in oks if i < len(values)]
+        failing += [values[i] not in _NOTHING for i in risky if i < len(values)]
+        if any(failing):
             continue  # an entry that expects an error: its value may not be checked
         if len(parts) == len(names):
             a, b = parts[index]

@@ -223,7 +223,10 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen,
         lo, hi = _expected_side(language, chunk, m, end)
         regions.append((lo, hi))
     for m in BOUND.finditer(scan.masked(language, chunk)):
-        regions.append((m.end(), scan.initializer_end(language, chunk, m.end())))
+        if scan.used_as_input(language, chunk, m.group(1)):
+            continue
+        end = scan.initializer_end(language, chunk, m.end())
+        regions += scan.outside_calls(language, chunk, m.end(), end)
     for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
         changed = change_literal(language, chunk, lo, hi)
         if changed:
