@@ -42,7 +42,7 @@ def mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | N
                 body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
                 return body, changed[1], source + "\n\n"
     for m in BOUND.finditer(masked("go", chunk)):
-        if used_as_input("go", chunk, m.group(1)):
+        if used_as_input("go", chunk, m.group(1), m.end()):
             continue
         end = initializer_end("go", chunk, m.end())
         for lo, hi in outside_calls("go", chunk, m.end(), end):

@@ -119,13 +119,15 @@ _COMPARE = re.compile(r"(?i)^(?:\w*equal\w*|assert\w*|expect|to\w+|is\w+|require
                       r"fatalf?|errorf?|sprintf|printf|println|format|fail\w*)$")  # fmt: skip
 
 
-def used_as_input(language: str, chunk: str, name: str) -> bool:
-    """Is `name` passed to a call that is no comparison or message (the solution, most
-    likely)? Then it is an input too, and changing its value changes the input."""
+def used_as_input(language: str, chunk: str, name: str, after: int = 0) -> bool:
+    """Is `name` passed, after its binding at `after`, to a call that is no comparison or
+    message (the solution, most likely)? Then it is an input too, and changing its value
+    changes the input."""
     code = masked(language, chunk)
-    for call in re.finditer(r"(\w+)\s*!?\s*\(", code):
-        end = closing(language, code, call.end() - 1)
-        args = code[call.end() : end] if end > 0 else ""
+    for call in re.finditer(r"(\w+)\s*!?\s*\(", code[after:]):
+        call_end = after + call.end()
+        end = closing(language, code, call_end - 1)
+        args = code[call_end:end] if end > 0 else ""
         if re.search(rf"\b{re.escape(name)}\b", args) and not _COMPARE.match(call.group(1)):
             return True
     return False

@@ -223,7 +223,7 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen,
         lo, hi = _expected_side(language, chunk, m, end)
         regions.append((lo, hi))
     for m in BOUND.finditer(scan.masked(language, chunk)):
-        if scan.used_as_input(language, chunk, m.group(1)):
+        if scan.used_as_input(language, chunk, m.group(1), m.end()):
             continue
         end = scan.initializer_end(language, chunk, m.end())
         regions += scan.outside_calls(language, chunk, m.end(), end)
