@@ -83,9 +83,12 @@ def steer(
         raise DgmError(f"{run_dir} holds no run (no {DB_FILE})", "give a folder made by `dgm run`")
     try:
         if action == "list":
-            for r in requests(db):
+            asked = requests(db)
+            for r in asked:
                 answer = f"{r.state}: {r.note}" if r.note else r.state
                 typer.echo(f"#{r.id} {r.action} {r.args} by {r.who}: {answer}")
+            if not asked:
+                typer.echo(f"no steering requests yet (ask one: dgm steer {run_dir} stop)")
             return
         if action == "fork":
             if value is None or not value.isdigit():
