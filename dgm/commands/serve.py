@@ -24,8 +24,9 @@ in the events with who asked):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
-    app.command("steer", help=STEER_HELP)(steer)
+    app.command("serve", short_help="A live web page over runs, with steering.")(serve)
+    short = "Stop a run, change a limit, pin, ban, evaluate or fork a node; list requests."
+    app.command("steer", help=STEER_HELP, short_help=short)(steer)
 
 
 def serve(
