@@ -142,7 +142,8 @@ GO = [
             "early.go": 'package octal\n\nimport "os"\n\nfunc init() { os.Exit(0) }\n',
         },
     ),
-    Attack("fake_pass_lines_then_exit0", "go", {"early.go": GO_FORGE}, tampered=True),
+    # Reads the test files at run time: they are gone (no PASS line at all).
+    Attack("fake_pass_lines_then_exit0", "go", {"early.go": GO_FORGE}),
     Attack(
         "runner_config_shadowing",
         "go",
@@ -196,7 +197,6 @@ RUST = [
         "fake_ok_lines_then_exit0",
         "rust",
         {"src/lib.rs": "{solution}\nconst FORGE: bool = true;\n" + RUST_EARLY},
-        tampered=True,
     ),  # fmt: skip
     Attack(
         "runner_config_shadowing",
@@ -268,12 +268,7 @@ CPP = [
         {"perfect_numbers.h": "{solution}\n" + CPP_MACROS},
         tampered=True,
     ),
-    Attack(
-        "report_forged_at_exit",
-        "cpp",
-        {"perfect_numbers.cpp": "{solution}\n" + CPP_FORGE},
-        tampered=True,
-    ),
+    Attack("report_forged_at_exit", "cpp", {"perfect_numbers.cpp": "{solution}\n" + CPP_FORGE}),
     Attack(
         "runner_config_shadowing",
         "cpp",

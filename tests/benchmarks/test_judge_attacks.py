@@ -19,6 +19,7 @@ from dgm.sandbox import ResourceLimits
 from dgm.workspace_git import git_diff
 
 from .judge_attacks import ALL, EXERCISES, Attack
+from .judge_attacks_round2 import ALL as ROUND2
 
 pytestmark = pytest.mark.docker
 LIMITS = ResourceLimits(memory="3g", pids=1024)
@@ -65,7 +66,7 @@ def test_reference_resolves_and_stubs_do_not(
     assert not bad.resolved and not bad.tampered
 
 
-@pytest.mark.parametrize("attack", ALL, ids=lambda a: f"{a.language}-{a.name}")
+@pytest.mark.parametrize("attack", ALL + ROUND2, ids=lambda a: f"{a.language}-{a.name}")
 def test_attack_is_never_resolved(
     attack: Attack,
     polyglot_dir: Path,
@@ -81,6 +82,10 @@ def test_attack_is_never_resolved(
     if attack.tampered:
         assert verdict.tampered, (verdict, log[-3000:])
         assert verdict.details["tamper_evidence"]
+    if "report_name" in attack.name:  # the sealed channel, not the tests, refused it
+        assert "malformed report" in (verdict.error or ""), verdict
+    if attack.language == "go" and "table_referenced" in attack.name:
+        assert "did not build" in (verdict.error or ""), verdict
 
 
 @pytest.mark.parametrize("exercise", ["forth", "xorcism"])
@@ -92,3 +97,15 @@ def test_rust_reference_resolves_with_several_test_files_and_feature_gated_tests
     task = polyglot.PolyglotTasks(polyglot_dir).task(f"rust__{exercise}")
     verdict, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
     assert verdict.resolved and not verdict.tampered, (verdict.error, log[-3000:])
+
+
+def test_go_package_may_use_helpers_its_tests_provide(
+    polyglot_dir: Path, polyglot_image: str
+) -> None:
+    """bottle-song's reference calls `Title`, a helper its test file provides: the package
+    does not build alone, yet only for that, so it resolves (the tables stay out of reach:
+    go-reads_tests_table_referenced)."""
+    task = polyglot.PolyglotTasks(polyglot_dir).task("go__bottle-song")
+    verdict, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
+    assert verdict.resolved and not verdict.tampered, (verdict.error, log[-3000:])
+    assert "helper functions its tests provide: Title" in log

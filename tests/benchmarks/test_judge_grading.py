@@ -75,6 +75,7 @@ def _output(test_exit: int, reports: dict[str, str], log: str = "") -> str:
     lines = [log, f">>>>> dgm judge: tests exited {test_exit} after 1.000 s"]
     for name, text in reports.items():
         lines.append(f">>>>> dgm judge report {name} {base64.b64encode(text.encode()).decode()}")
+    lines.append(f">>>>> dgm judge: end of reports ({len(reports)})")
     return "\n".join(lines) + "\n"
 
 
@@ -215,7 +216,8 @@ def test_python_needs_the_report_and_the_log_to_agree() -> None:
     xml = ('<testsuites><testsuite><testcase classname="m_test.T" name="test_a"/>'
            '<testcase classname="m_test.T" name="test_b"/></testsuite></testsuites>')  # fmt: skip
     log = "PASSED m_test.py::T::test_a\nFAILED m_test.py::T::test_b - assert\n"
-    tests, details = polyglot_reports.per_test("python", {"report.xml": xml.encode()}, log)
+    reports = {"report.xml": xml.encode(), polyglot_reports.RESULTS: log.encode()}
+    tests, details = polyglot_reports.per_test("python", reports)
     assert tests == {"T.test_a": "PASSED", "T.test_b": "FAILED"}
     assert "T.test_b" in details["report_vs_log"]
 
@@ -296,7 +298,7 @@ def test_the_eval_job_records_tampering_and_the_canary_names(
 def test_zero_expected_tests_is_never_resolved() -> None:
     empty = JudgePlan("go")
     task = polyglot.Task("go__x", "polyglot", "go", "", "", "", "", 60, "/nowhere")
-    output = _output(0, {}, log="ok  \tx\t0.01s [no tests to run]\nPASS\n")
+    output = _output(0, {"results.log": ""}, log="ok  \tx\t0.01s [no tests to run]\nPASS\n")
     verdict = verdict_from(_result(output), task, empty)
     assert not verdict.resolved and "define no tests" in verdict.error
 

@@ -19,6 +19,7 @@ import ast
 import re
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dgm.benchmarks.polyglot.assertions import FORMS as _FORMS
@@ -35,6 +36,9 @@ def _parse(text: str) -> ast.Module:
     "AST constructor recursion depth mismatch" when two threads parse at once (gh-106905)."""
     with _AST_LOCK:
         return ast.parse(text)
+
+
+parse_python = _parse
 
 
 @dataclass(frozen=True)
@@ -218,13 +222,15 @@ def _passing_form(language: str, used: list[str]) -> str:
     return next((f for f in used if forms[f][2]), _DEFAULT_FORM[language])
 
 
-def draw_canaries(language: str, text: str) -> list[Canary]:
+def draw_canaries(language: str, text: str, fresh: Callable[[], str] | None = None) -> list[Canary]:
     """Must-fail canaries for the file's assertion forms (up to MAX_MUST_FAIL, in random
     order) and one or two must-pass ones, named in the file's own style."""
     used = forms_used(language, text)
     fail_forms = sorted(used, key=lambda _f: secrets.randbelow(1 << 30))[:MAX_MUST_FAIL]
     passing = [_passing_form(language, used)] * (1 + secrets.randbelow(2))
-    names = draw_names(language, expected_tests(language, text), len(fail_forms) + len(passing))
+    count = len(fail_forms) + len(passing)
+    names = ([fresh() for _ in range(count)] if fresh
+             else draw_names(language, expected_tests(language, text), count))  # fmt: skip
     canaries = [Canary(n, True, f) for n, f in zip(names, fail_forms, strict=False)]
     canaries += [Canary(n, False, f) for n, f in zip(names[len(fail_forms) :], passing,
                                                      strict=False)]  # fmt: skip
@@ -253,9 +259,12 @@ _ANCHOR = {
 _AT_END = ("go", "rust", "cpp")
 
 
-def add_canaries(language: str, text: str) -> tuple[str, list[Canary]]:
-    """The test file with canaries at random places among its tests."""
-    canaries = draw_canaries(language, text)
+def add_canaries(
+    language: str, text: str, fresh: Callable[[], str] | None = None
+) -> tuple[str, list[Canary]]:
+    """The test file with canaries at random places among its tests; `fresh` draws their
+    names (the judge's: the generator every test of the file was renamed with)."""
+    canaries = draw_canaries(language, text, fresh)
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"

@@ -1,18 +1,22 @@
-"""The Polyglot judge: a fresh container per verdict; the verdict comes from per-test results.
+"""The Polyglot judge: fresh containers per verdict; the verdict comes from per-test results.
 
 On the host, before any agent code runs: the pristine exercise with its hidden tests
-un-skipped, the tests each test file defines (`expected`), and canaries drawn afresh and
-written into those files (polyglot_canaries). Staged read-only at /stage of a container
-that exists for this one verdict: that exercise, the agent's workspace, the patch, and
-`judge_prep.py`, which builds the exercise from the allowlist, runs the tests and prints
-their report (polyglot_reports). Resolved only when every expected test is reported
-PASSED, no other test failed, and the canaries behaved; the exit status of a process that
-ran agent code decides nothing (an exit 0 despite failing tests is evidence of tampering).
+un-skipped, the tests each test file defines (`expected`), then every test renamed and
+copies of real tests added (polyglot_copies) plus canaries (polyglot_canaries), all named
+by one generator; only the host knows which name is which. Staged read-only at /stage of
+a container that exists for this one verdict: that exercise, the agent's workspace, the
+patch, and `judge_prep.py`, which builds the exercise from the allowlist, runs the tests
+and prints their report (polyglot_reports). Compiled languages take two containers: the
+first builds the test binaries (Go: the non-test package must build on its own), the
+second runs them with no test source or test data in it. Resolved only when every
+expected test is reported PASSED, no other test failed, and every copy and canary
+behaved; the exit status of a process that ran agent code decides nothing.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 import shutil
@@ -22,11 +26,13 @@ from pathlib import Path
 
 from dgm.benchmarks.judging import readable_by_sandbox
 from dgm.benchmarks.polyglot import canaries as polyglot_canaries
+from dgm.benchmarks.polyglot import disguise as polyglot_copies
 from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.benchmarks.polyglot import reports as polyglot_reports
 from dgm.benchmarks.polyglot import toolchains as chains
 from dgm.benchmarks.polyglot.canaries import Canary
-from dgm.benchmarks.polyglot.reports import PASSED, lookup
+from dgm.benchmarks.polyglot.copies import REAL, Entry, NameGen
+from dgm.benchmarks.polyglot.grading import grade
 from dgm.benchmarks.task import Task, Verdict
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
@@ -34,8 +40,12 @@ from dgm.sandbox.spec import ExecResult
 PREP_SCRIPT = Path(__file__).with_name("judge_prep.py")
 PATCH_FAILED = 91
 _EXITED = re.compile(r"^>>>>> dgm judge: tests exited (-?\d+) after ([0-9.]+) s$", re.MULTILINE)
-_REPORT = re.compile(r"^>>>>> dgm judge report (\S+) ([A-Za-z0-9+/=]*)$", re.MULTILINE)
-_FAILING = ("FAILED", "ERROR")
+_BUILT = re.compile(r"^>>>>> dgm judge: build exited (-?\d+) after ([0-9.]+) s$", re.MULTILINE)
+_REPORT = re.compile(r"^>>>>> dgm judge report ([A-Za-z0-9._-]+) ([A-Za-z0-9+/=]*)$")
+_MALFORMED = re.compile(r"^>>>>> dgm judge: malformed report: (.*)$")
+_END = re.compile(r"^>>>>> dgm judge: end of reports \((\d+)\)$")
+_JUDGE_HEADROOM = 96 * 1024
+"""Output the judge prints besides the reports (its log excerpt is 64 KiB at most)."""
 
 # New files (beyond .meta/config.json's solution files) each language may bring, as
 # full-path regexes. Python, C++ and JavaScript: none. Go: same-package non-test files
@@ -58,16 +68,19 @@ class JudgePlan:
     language: str
     expected: list[str] = field(default_factory=list)
     canaries: list[Canary] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+    """Every test of the judge's copy: its fresh name, the real test it is or copies."""
     bodies: list[str] = field(default_factory=list)
     """Canary source lines, kept out of the returned log."""
 
 
 def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
-    """The pristine exercise as the judge runs it: tests un-skipped, canaries added."""
+    """The exercise as the judge runs it: tests un-skipped and disguised, canaries added."""
     chains.copy_exercise(Path(task.source), dest)
     test_files = chains.exercise_files(Path(task.source)).test
     chains.unskip_tests(task.language, dest, list(task.hidden_files))
     plan = JudgePlan(task.language)
+    names = NameGen()
     for name in test_files:
         path = dest / name
         if not path.is_file():
@@ -77,7 +90,11 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
         if not found:
             continue
         plan.expected += found
-        new_text, canaries = polyglot_canaries.add_canaries(task.language, text)
+        context = "\n".join(p.read_text() for p in dest.glob("*_test.go") if p != path)
+        text, entries = polyglot_copies.disguise(task.language, text, names, context)
+        plan.entries += entries
+        fresh = (lambda: names.name(task.language)) if entries else None
+        new_text, canaries = polyglot_canaries.add_canaries(task.language, text, fresh)
         plan.canaries += canaries
         plan.bodies += [ln.strip() for ln in set(new_text.splitlines()) - set(text.splitlines())
                         if len(ln.strip()) > 3]  # fmt: skip
@@ -93,6 +110,7 @@ def judge_polyglot(
     labels: dict[str, str] | None = None,
 ) -> tuple[Verdict, str]:
     """Run the hidden tests on `patch`; returns the verdict and the test output."""
+    build = polyglot_reports.BUILD.get(task.language)
     with tempfile.TemporaryDirectory(prefix="dgm-judge-") as tmp:
         stage = Path(tmp) / "stage"
         stage.mkdir()
@@ -100,26 +118,67 @@ def judge_polyglot(
         plan = prepare_judge_tree(task, stage / "judge")
         (stage / "patch.diff").write_text(patch)
         shutil.copyfile(PREP_SCRIPT, stage / "judge_prep.py")
-        (stage / "java-test.sh").write_text(polyglot_reports.JAVA_SCRIPT)
+        (stage / "java-build.sh").write_text(polyglot_reports.JAVA_BUILD)
+        (stage / "java-run.sh").write_text(polyglot_reports.JAVA_RUN)
+        language = task.language
         staged = {
-            "language": task.language,
-            "command": task.test_command,
+            "language": language,
+            "phase": "build" if build else "all",
+            "command": polyglot_reports.RUN.get(language, task.test_command),
+            "build": build or "",
             "folder": Path(task.source).name,
             "solution": list(task.editable_files),
-            "new_files": list(NEW_FILES.get(task.language, ())),
-        }
+            "new_files": list(NEW_FILES.get(language, ())),
+            "reports": allowed_reports(language),
+            "result_lines": polyglot_reports.RESULT_LINES.get(language, ""),
+            "budget": max(limits.max_output // 2 - _JUDGE_HEADROOM, 0),
+        }  # fmt: skip
         (stage / "plan.json").write_text(json.dumps(staged))
         readable_by_sandbox(stage)
-        spec = SandboxSpec(
-            image=task.judge_image,
-            mounts=(Mount(stage, "/stage", read_only=True),),
-            limits=limits,
-            labels=labels or {},
-        )
-        prep = ["python3", "/stage/judge_prep.py"]
-        result = run_command(spec, prep, task.test_timeout_s, backend)
+        spec = SandboxSpec(image=task.judge_image, mounts=(Mount(stage, "/stage", read_only=True),),
+                           limits=limits, labels=labels or {})  # fmt: skip
+        if build:
+            result = _build_then_run(spec, Path(tmp), staged, task.test_timeout_s, backend)
+        else:
+            prep = ["python3", "/stage/judge_prep.py"]
+            result = run_command(spec, prep, task.test_timeout_s, backend)
     verdict = verdict_from(result, task, plan)
     return verdict, readable_log(result.output, plan, verdict)
+
+
+def allowed_reports(language: str) -> list[str]:
+    """The report files judge_prep may find in its report folder (nothing else)."""
+    main = polyglot_reports.REPORT_FILES.get(language)
+    return ([main] if main else []) + list(polyglot_reports.OPTIONAL_REPORTS.get(language, ()))
+
+
+def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, timeout_s: int,
+                    backend: str) -> ExecResult:  # fmt: skip
+    """The first container builds the test binaries into `built`; the second runs them
+    with nothing of the exercise but those binaries (its stage holds no test file)."""
+    built = tmp / "built"
+    built.mkdir()
+    built.chmod(0o777)
+    out = Mount(built, "/out", read_only=False)
+    spec_build = dataclasses.replace(spec, mounts=(*spec.mounts, out))
+    first = run_command(spec_build, ["python3", "/stage/judge_prep.py"], timeout_s, backend)
+    code = _BUILT.findall(first.output)
+    failed = first.exit_code != 0 or first.timed_out or first.oom_killed
+    if failed or not code or code[-1][0] != "0":
+        return first
+    run_stage = tmp / "run"
+    run_stage.mkdir()
+    shutil.copyfile(PREP_SCRIPT, run_stage / "judge_prep.py")
+    shutil.copyfile(tmp / "stage" / "java-run.sh", run_stage / "java-run.sh")
+    (run_stage / "plan.json").write_text(json.dumps({**staged, "phase": "run"}))
+    readable_by_sandbox(run_stage)
+    mounts = (Mount(run_stage, "/stage", read_only=True), Mount(built, "/built", read_only=True))
+    spec_run = dataclasses.replace(spec, mounts=mounts)
+    left = max(int(timeout_s - first.duration_s), 1)
+    second = run_command(spec_run, ["python3", "/stage/judge_prep.py"], left, backend)
+    return dataclasses.replace(second, output=first.output + second.output,
+                               duration_s=first.duration_s + second.duration_s,
+                               timed_out=second.timed_out)  # fmt: skip
 
 
 def verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
@@ -137,15 +196,35 @@ def verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
     # judge_prep prints the reports after its last marker, once every process of the tests
     # is dead: report lines before it were printed by the tests themselves.
     last = list(_EXITED.finditer(result.output))[-1]
-    log, after = result.output[: last.start()], result.output[last.end() :]
-    reports = {name: base64.b64decode(data) for name, data in _REPORT.findall(after)}
-    if result.truncated and task.language in ("go", "rust"):
-        return Verdict(False, error="the test output was truncated: no complete report", **base)  # type: ignore[arg-type]
-    tests, details = polyglot_reports.per_test(task.language, reports, log)
+    reports, malformed = sealed_reports(result.output[last.end() :])
+    if malformed:
+        return Verdict(False, error=f"malformed report: {malformed}", **base)  # type: ignore[arg-type]
+    tests, details = polyglot_reports.per_test(task.language, reports)
     if tests is None:
         return Verdict(False, error="no per-test report from the tests (they did not run,"
                        " did not build, or the report is malformed)", **base)  # type: ignore[arg-type]  # fmt: skip
     return grade(tests, plan, test_exit, details, base)
+
+
+def sealed_reports(after: str) -> tuple[dict[str, bytes], str | None]:
+    """The reports judge_prep printed after its marker, or why they cannot be trusted:
+    every line there must be one of its own, each report named once, and its end line
+    last with the right count (a cut output loses it)."""
+    reports: dict[str, bytes] = {}
+    lines = after.strip("\n").split("\n")
+    end = _END.match(lines[-1]) if lines else None
+    if not end:
+        return {}, "the judge's end line is missing (output cut or forged)"
+    for line in lines[:-1]:
+        report, bad = _REPORT.match(line), _MALFORMED.match(line)
+        if bad:
+            return {}, bad.group(1)
+        if not report or report.group(1) in reports:
+            return {}, "an unexpected or repeated line among the reports: " + ascii(line[:80])
+        reports[report.group(1)] = base64.b64decode(report.group(2))
+    if int(end.group(1)) != len(reports):
+        return {}, "the number of reports does not match the judge's end line"
+    return reports, None
 
 
 def abnormal_end(result: ExecResult, task: Task, test_exit: int | None) -> str | None:
@@ -155,6 +234,10 @@ def abnormal_end(result: ExecResult, task: Task, test_exit: int | None) -> str |
         return "the tests ran out of memory"
     if result.exit_code == PATCH_FAILED and "the patch does not apply" in result.output:
         return "the patch does not apply to the workspace"
+    built = _BUILT.findall(result.output)
+    if result.exit_code == 0 and built and built[-1][0] != "0" and test_exit is None:
+        alone = "; the package must also build without its tests" * (task.language == "go")
+        return f"the tests did not build (exit {built[-1][0]}{alone})"
     if result.exit_code != 0 or test_exit is None:
         return f"the judge did not finish normally (container exit {result.exit_code})"
     if test_exit < 0 or test_exit > 128:
@@ -163,63 +246,36 @@ def abnormal_end(result: ExecResult, task: Task, test_exit: int | None) -> str |
     return None
 
 
-def grade(tests: dict[str, str], plan: JudgePlan, test_exit: int | None, details: dict,
-          base: dict) -> Verdict:  # fmt: skip
-    lang = plan.language
-    details = dict(details)
-    sources = details.pop("sources", None) or {"report": tests}
-    names = {c.report_key for c in plan.canaries}
-    real = {k: s for k, s in tests.items() if k not in names}
-    seen = {c.name: lookup(tests, c.report_key, lang) for c in plan.canaries}
-    real_pass = any(lookup(real, e, lang) == PASSED for e in plan.expected)
-    evidence = []
-    for c in plan.canaries:
-        status = seen[c.name]
-        claims = [s for s, got in sources.items() if lookup(got, c.report_key, lang) == PASSED]
-        if c.must_fail and claims:
-            evidence.append(f"the must-fail canary {c.name!r} ({c.form}) was reported PASSED"
-                            f" by the {' and the '.join(claims)}")  # fmt: skip
-        elif status is None and real_pass:
-            evidence.append(f"the canary {c.name!r} is missing from the report")
-        elif not c.must_fail and status != PASSED and real_pass:
-            evidence.append(f"the must-pass canary {c.name!r} was reported {status}")
-    failed_canary = any(c.must_fail and seen[c.name] in _FAILING for c in plan.canaries)
-    if test_exit == 0 and failed_canary:
-        evidence.append("the test process exited 0 although tests failed (its exit was forced)")
-    missing = [e for e in plan.expected if lookup(real, e, lang) is None]
-    not_passed = [e for e in plan.expected if lookup(real, e, lang) not in (PASSED, None)]
-    failing = [k for k, s in real.items() if s in _FAILING]
-    details |= {
-        "expected_tests": len(set(plan.expected)),
-        # Their names, so that no prompt shows them (dgm/jobs/diagnose.py): as secret as
-        # the hidden tests.
-        "canaries": sorted({c.name for c in plan.canaries}),
-        "canary_counts": {"must_fail": sum(c.must_fail for c in plan.canaries),
-                          "must_pass": sum(not c.must_fail for c in plan.canaries)},
-    }  # fmt: skip
-    error = None
-    if missing:
-        error = f"{len(missing)} expected tests missing from the report: " + ", ".join(missing[:5])
-    if missing:
-        details["missing_tests"] = missing[:20]
-    if evidence:
-        details["tamper_evidence"] = "; ".join(evidence)
-    resolved = not evidence and error is None and not not_passed and not failing
-    return Verdict(resolved, tests=real, error=error, details=details, tampered=bool(evidence),
-                   **base)  # fmt: skip
-
-
 def readable_log(output: str, plan: JudgePlan, verdict: Verdict) -> str:
-    """The test output without the encoded reports and the canaries' lines, plus the
-    per-test results the verdict was made from."""
-    names = [c.name for c in plan.canaries]
-    kept = []
-    for line in _REPORT.sub("", output).splitlines():
-        if names and any(n in line for n in names) or any(b in line for b in plan.bodies):
+    """The test output without the encoded reports and without the canaries' and the
+    copies' output (a line naming one starts a hidden section, a line naming a real test
+    ends it: a changed copy's failure would read as the solution's), real tests under
+    their own names, plus the per-test results the verdict was made from."""
+    hidden = [c.name for c in plan.canaries]
+    hidden += [_bare(e.key) for e in plan.entries if e.kind != REAL]
+    real = sorted(((_bare(e.key), _bare(e.original)) for e in plan.entries if e.kind == REAL),
+                  key=lambda pair: -len(pair[0]))  # fmt: skip
+    kept: list[str] = []
+    in_hidden = False
+    for line in output.splitlines():
+        if _REPORT.match(line):
             continue
+        if any(n in line for n in hidden):
+            in_hidden = True
+            continue
+        if any(fresh in line for fresh, _ in real) or line.startswith(">>>>> dgm judge"):
+            in_hidden = False
+        if in_hidden or any(b in line for b in plan.bodies):
+            continue
+        for fresh, original in real:
+            line = line.replace(fresh, original)
         kept.append(line)
     summary = [f"{status} {name}" for name, status in sorted(verdict.tests.items())]
     tail = ["", ">>>>> dgm judge: per-test results", *summary]
     if verdict.error:
         tail.append(f">>>>> dgm judge: {verdict.error}")
     return "\n".join(kept + tail) + "\n"
+
+
+def _bare(key: str) -> str:
+    return key.rsplit(".", 1)[-1] if "." in key and " " not in key else key

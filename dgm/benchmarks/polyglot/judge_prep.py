@@ -2,16 +2,24 @@
 
     python3 /stage/judge_prep.py      reads /stage/plan.json
 
+The plan's phase: "all" (Python, JavaScript: steps 1-4 in one container), "build" (the
+compiled languages' first container: steps 1-2, then the build command writes the test
+binaries to /out), "run" (their second container: no exercise, no test source, only the
+binaries at /built; steps 3-4).
+
 1. The patch is applied to a scratch copy of the workspace as the agent was given it.
-2. /work/<exercise> = the judge's pristine exercise (hidden tests un-skipped, canaries
-   added). Only files the plan allows come over from the scratch copy: the exercise's
-   solution files, and new files only where the language's rule allows them (regular
-   files only, never links; Go/Java files must keep the stub's package). Rust's
-   Cargo.toml is the pristine one plus the agent's plain `[dependencies]`.
-3. A fresh report folder is made, the test command runs (stderr into stdout).
-4. Every process left of the sandbox user is killed, then the exit status, the time
-   and each report file (base64) are printed as the last lines. This script exits 0
-   only when it got that far: any other end of the container is an abnormal end.
+2. /work/<exercise> = the judge's disguised exercise (hidden tests un-skipped, renamed,
+   copies and canaries added). Only files the plan allows come over from the scratch
+   copy: the exercise's solution files, and new files only where the language's rule
+   allows them (regular files only, never links; Go/Java files must keep the stub's
+   package). Rust's Cargo.toml is the pristine one plus the agent's plain `[dependencies]`.
+3. A fresh report folder is made, the test command runs (stderr into stdout, through a
+   pipe: its head and tail are kept for the log, the runner's per-test lines whole).
+4. Every process left of the sandbox user is killed; then the log, the exit status, the
+   time, each report file the plan names (base64) and an end line are printed last, in
+   a size the sandbox's output cap keeps whole. Any other entry in the report folder
+   makes the report malformed. This script exits 0 only when it got that far: any other
+   end of the container is an abnormal end.
 """
 
 import base64
@@ -24,12 +32,20 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 
 STAGE, SCRATCH = "/stage", "/tmp/dgm-agent"
 PATCH_FAILED = 91
-MAX_REPORT = 8 * 1024 * 1024
+LOG_HALF = 32 * 1024
+MAX_LINE = 4096
+MAX_RESULT_BYTES = 2 * 1024 * 1024
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PACKAGE = {"go": r"^\s*package\s+(\w+)", "java": r"^\s*package\s+([\w.]+)\s*;"}
+# The test sources are gone before solution code runs, not before it is compiled: these
+# would read them into the binary.
+_COMPILE_TIME_READ = {"go": re.compile(rb"//\s*go:embed"),
+                      "rust": re.compile(rb"\binclude(?:_str|_bytes)?\s*!")}  # fmt: skip
 _DEP_KEYS = {"version", "features", "default-features", "default_features", "optional"}
 
 
@@ -129,6 +145,8 @@ def bring_over(plan, work):
                 why = "not a regular file"
             if why is None and packages and package_of(language, data) not in packages:
                 why = "declares another package"
+            if why is None and _COMPILE_TIME_READ.get(language, re.compile(b"(?!)")).search(data):
+                why = "reads files at compile time"
             if why:
                 note(f"ignored agent file {rel} ({why})")
                 continue
@@ -140,46 +158,211 @@ def bring_over(plan, work):
                 fh.write(data)
 
 
+def run_captured(command, cwd, env, result_lines, kill_all=True):
+    """Run the tests with their output through a pipe: keep its head and tail for the
+    log, and the lines matching `result_lines` (the runner's per-test lines) whole.
+    `kill_all`: end every process of this user after (inside the judge container only)."""
+    proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)  # fmt: skip
+    kept = {"head": bytearray(), "tail": bytearray(), "dropped": 0, "lines": [], "size": 0}
+    pattern = re.compile(result_lines.encode()) if result_lines else None
+
+    def read():
+        pending = b""
+        while True:
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            room = LOG_HALF - len(kept["head"])
+            kept["head"] += chunk[: max(room, 0)]
+            kept["tail"] += chunk[max(room, 0) :]
+            if len(kept["tail"]) > LOG_HALF:
+                kept["dropped"] += len(kept["tail"]) - LOG_HALF
+                del kept["tail"][: len(kept["tail"]) - LOG_HALF]
+            if pattern is None:
+                continue
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            pending = pending[-MAX_LINE:]
+            for line in lines:
+                if kept["size"] < MAX_RESULT_BYTES and pattern.match(line[:MAX_LINE]):
+                    kept["lines"].append(line[:MAX_LINE])
+                    kept["size"] += len(line) + 1
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    started = time.monotonic()
+    returncode = proc.wait()
+    took = time.monotonic() - started
+    if kill_all:
+        try:
+            os.kill(-1, signal.SIGKILL)  # everything the tests left running (not this process)
+        except OSError:
+            pass
+    reader.join(10)
+    return returncode, took, kept
+
+
+def print_log(kept):
+    sys.stdout.write(bytes(kept["head"]).decode("utf-8", "replace"))
+    if kept["dropped"]:
+        sys.stdout.write(f"\n... [{kept['dropped']} bytes of test output dropped] ...\n")
+    sys.stdout.write(bytes(kept["tail"]).decode("utf-8", "replace"))
+    sys.stdout.flush()
+
+
+def sealed_reports(plan, report, kept):
+    """The report files the plan names, read from the folder the judge made; a name it
+    does not know, a duplicate, an odd name or a non-file makes the whole report
+    malformed. Returns ({name: bytes}, None) or (None, why)."""
+    allowed = set(plan["reports"])
+    found, odd = {}, []
+    for name in os.listdir(report):
+        path = os.path.join(report, name)
+        if name not in allowed or not SAFE_NAME.fullmatch(name):
+            odd.append(name)
+            continue
+        data = read_regular(path)
+        if data is None:
+            odd.append(name)
+        else:
+            found[name] = data
+    if odd:
+        return None, "unexpected entries in the report folder: " + ascii(sorted(odd)[:5])
+    if plan.get("result_lines"):
+        found["results.log"] = b"\n".join(kept["lines"]) + b"\n"
+    if sum(len(d) for d in found.values()) * 4 // 3 > plan["budget"]:
+        return None, "the reports are larger than the judge prints"
+    return found, None
+
+
+def build_phase(plan, work):
+    env = dict(os.environ, DGM_OUT="/out", DGM_EXERCISE=plan["folder"])
+    note("building the tests")
+    started = time.monotonic()
+    code = go_package_alone(work, env) if plan["language"] == "go" else 0
+    if code == 0:
+        proc = subprocess.run(["/bin/sh", "-c", plan["build"]], cwd=work, env=env,
+                              stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
+        code = proc.returncode
+    if code == 0 and plan["language"] == "rust":
+        code = copy_rust_tests(work)
+        copy_rust_fixtures(work)
+    print(f"\n>>>>> dgm judge: build exited {code} after {time.monotonic() - started:.3f} s",
+          flush=True)  # fmt: skip
+
+
+_UNDEFINED = re.compile(r"^\S+\.go:\d+:\d+: undefined: (\w+)$")
+_NOT_HELPERS = re.compile(r"(?:Test|Benchmark|Example|Fuzz)(?:[A-Z_0-9]|$)")
+
+
+def go_package_alone(work, env):
+    """`go build ./...`: the package must build without its test files, so that solution
+    code cannot use the tests' tables (or anything else of theirs) as answers. Helper
+    functions a test file provides for solutions to call (bottle-song's `Title`) are the
+    one exception: an error naming only those is no failure."""
+    proc = subprocess.run(["go", "build", "./..."], cwd=work, env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)  # fmt: skip
+    if proc.returncode == 0:
+        return 0
+    helpers = set()
+    for name in os.listdir(work):
+        if name.endswith("_test.go"):
+            with open(os.path.join(work, name), errors="replace") as fh:
+                found = re.findall(r"^func (\w+)\s*\(", fh.read(), re.MULTILINE)
+            helpers |= {f for f in found if not _NOT_HELPERS.match(f)}
+    lines = [ln for ln in proc.stdout.splitlines() + proc.stderr.splitlines()
+             if ln.strip() and not ln.startswith("#")]  # fmt: skip
+    used = [_UNDEFINED.match(ln) for ln in lines]
+    if lines and all(m and m.group(1) in helpers for m in used):
+        note("the package uses helper functions its tests provide: "
+             + ", ".join(sorted({m.group(1) for m in used if m})))  # fmt: skip
+        return 0
+    sys.stdout.write(proc.stdout + proc.stderr)
+    note("the package does not build without its test files (go build ./...)")
+    return proc.returncode or 1
+
+
+def copy_rust_fixtures(work):
+    """Rust tests that build fixture crates at run time (macros' compile-fail cases in
+    `tests/invalid/`) need the crate and those fixtures: the tree goes over without
+    `target/` and without the test sources (`tests/*.rs`), which are all the answers."""
+    tests = os.path.join(work, "tests")
+    if not os.path.isdir(tests) or not any(
+        os.path.isdir(os.path.join(tests, n)) for n in os.listdir(tests)
+    ):
+        return
+
+    def skip(folder, names):
+        top = os.path.abspath(folder)
+        return [n for n in names
+                if (top == work and n == "target")
+                or (top == tests and n.endswith(".rs"))]  # fmt: skip
+
+    shutil.copytree(work, "/out/tree", symlinks=False, ignore=skip)
+
+
+def copy_rust_tests(work):
+    """The test executables cargo reported (its JSON messages) into /out/rust."""
+    os.makedirs("/out/rust", exist_ok=True)
+    count = 0
+    with open("/out/cargo.json", "rb") as fh:
+        for raw in fh:
+            try:
+                msg = json.loads(raw)
+            except ValueError:
+                continue
+            exe = msg.get("executable") if isinstance(msg, dict) else None
+            if not exe or not (msg.get("profile") or {}).get("test"):
+                continue
+            real = os.path.realpath(exe)
+            if not real.startswith(os.path.join(work, "target") + "/"):
+                continue
+            count += 1
+            shutil.copyfile(real, f"/out/rust/t{count}")
+            os.chmod(f"/out/rust/t{count}", 0o755)
+    os.unlink("/out/cargo.json")
+    return 0 if count else 1
+
+
 def main():
     with open(os.path.join(STAGE, "plan.json")) as fh:
         plan = json.load(fh)
-    shutil.copytree(os.path.join(STAGE, "work"), SCRATCH, symlinks=True)
-    patch = os.path.join(STAGE, "patch.diff")
-    if os.path.getsize(patch):
-        cmd = ["git", "apply", "--binary", "--whitespace=nowarn", patch]
-        proc = subprocess.run(cmd, cwd=SCRATCH, capture_output=True, text=True)
-        if proc.returncode != 0:
-            note("the patch does not apply\n" + proc.stderr)
-            sys.exit(PATCH_FAILED)
     # Some build files derive names from their folder (C++'s CMakeLists).
     work = os.path.join("/work", plan["folder"])
-    shutil.copytree(os.path.join(STAGE, "judge"), work, symlinks=False)
-    bring_over(plan, work)
+    if plan["phase"] in ("all", "build"):
+        shutil.copytree(os.path.join(STAGE, "work"), SCRATCH, symlinks=True)
+        patch = os.path.join(STAGE, "patch.diff")
+        if os.path.getsize(patch):
+            cmd = ["git", "apply", "--binary", "--whitespace=nowarn", patch]
+            proc = subprocess.run(cmd, cwd=SCRATCH, capture_output=True, text=True)
+            if proc.returncode != 0:
+                note("the patch does not apply\n" + proc.stderr)
+                sys.exit(PATCH_FAILED)
+        shutil.copytree(os.path.join(STAGE, "judge"), work, symlinks=False)
+        bring_over(plan, work)
+        if plan["phase"] == "build":
+            build_phase(plan, work)
+            sys.exit(0)
+    else:  # the run phase: test binaries only, no test source in this container
+        os.makedirs(work)
+        if os.path.isdir("/built/tree"):  # Rust fixtures (copy_rust_fixtures)
+            shutil.copytree("/built/tree", work, dirs_exist_ok=True)
     report = f"/tmp/dgm-{secrets.token_hex(8)}"
     os.mkdir(report, 0o700)
-    env = dict(os.environ, DGM_REPORT=report, DGM_EXERCISE=plan["folder"])
+    env = dict(os.environ, DGM_REPORT=report, DGM_EXERCISE=plan["folder"], DGM_BIN="/built")
     note("running the tests")
-    started = time.monotonic()
-    proc = subprocess.run(
-        ["/bin/sh", "-c", plan["command"]],
-        cwd=work,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    took = time.monotonic() - started
-    try:
-        os.kill(-1, signal.SIGKILL)  # everything the tests left running (not this process)
-    except OSError:
-        pass
-    sys.stdout.flush()
-    print(f"\n>>>>> dgm judge: tests exited {proc.returncode} after {took:.3f} s", flush=True)
-    for name in sorted(os.listdir(report)):
-        path = os.path.join(report, name)
-        st = os.lstat(path)
-        if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_REPORT:
-            data = base64.b64encode(read_regular(path)).decode()
-            print(f">>>>> dgm judge report {name} {data}", flush=True)
+    returncode, took, kept = run_captured(plan["command"], work, env, plan.get("result_lines"))
+    print_log(kept)
+    print(f"\n>>>>> dgm judge: tests exited {returncode} after {took:.3f} s", flush=True)
+    found, why = sealed_reports(plan, report, kept)
+    if why:
+        print(f">>>>> dgm judge: malformed report: {why}", flush=True)
+        found = {}
+    for name, data in sorted(found.items()):
+        print(f">>>>> dgm judge report {name} {base64.b64encode(data).decode()}", flush=True)
+    print(f">>>>> dgm judge: end of reports ({len(found)})", flush=True)
     sys.exit(0)
 
 

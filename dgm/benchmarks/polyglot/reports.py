@@ -21,22 +21,28 @@ PASSED, FAILED, ERROR, SKIPPED = "PASSED", "FAILED", "ERROR", "SKIPPED"
 _RANK = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 
-JAVA_SCRIPT = """#!/bin/sh
-# dgm-java-test of the polyglot image, with a JUnit XML report in $DGM_REPORT.
+JAVA_BUILD = """#!/bin/sh
+# The Java judge's build: main and test classes into $DGM_OUT (no annotation processors).
 set -e
 jars() { for j in "$@"; do [ -f "/usr/share/java/$j" ] && printf '%s:' "/usr/share/java/$j"; done; }
 CONSOLE=/usr/share/java/junit-platform-console-standalone.jar
 LIBS="$(jars assertj-core.jar com.android.json.jar)"
-rm -rf build/dgm && mkdir -p build/dgm/main build/dgm/test
+mkdir -p "$DGM_OUT/main" "$DGM_OUT/test"
 MAIN=$(find src/main/java -name '*.java' 2>/dev/null || true)
 if [ -n "$MAIN" ]; then
-  javac -encoding UTF-8 -nowarn -d build/dgm/main -cp "$LIBS" $MAIN
+  javac -proc:none -encoding UTF-8 -nowarn -d "$DGM_OUT/main" -cp "$LIBS" $MAIN
 fi
-javac -encoding UTF-8 -nowarn -d build/dgm/test -cp "build/dgm/main:$CONSOLE:$LIBS" \\
+javac -proc:none -encoding UTF-8 -nowarn -d "$DGM_OUT/test" -cp "$DGM_OUT/main:$CONSOLE:$LIBS" \\
   $(find src/test/java -name '*.java')
+"""
+JAVA_RUN = """#!/bin/sh
+# The Java judge's run: the JUnit platform on the built classes, XML report in $DGM_REPORT.
+jars() { for j in "$@"; do [ -f "/usr/share/java/$j" ] && printf '%s:' "/usr/share/java/$j"; done; }
+CONSOLE=/usr/share/java/junit-platform-console-standalone.jar
+LIBS="$(jars assertj-core.jar com.android.json.jar)"
 exec java -jar "$CONSOLE" --disable-banner --details=tree --fail-if-no-tests \\
-  --reports-dir "$DGM_REPORT" -cp "build/dgm/main:build/dgm/test:$LIBS" \\
-  --scan-classpath build/dgm/test
+  --reports-dir "$DGM_REPORT" -cp "$DGM_BIN/main:$DGM_BIN/test:$LIBS" \\
+  --scan-classpath "$DGM_BIN/test"
 """
 
 COMMANDS = {
@@ -47,13 +53,40 @@ COMMANDS = {
     "cpp": "mkdir -p build && cd build && cmake -DEXERCISM_RUN_ALL_TESTS=1 -G 'Unix Makefiles'"
     ' .. >/dev/null && make -j2 "$DGM_EXERCISE" && ./"$DGM_EXERCISE" --reporter junit'
     ' --out "$DGM_REPORT/report.xml"',
-    "java": "sh /stage/java-test.sh",
+    "java": "sh /stage/java-build.sh && DGM_BIN=$DGM_OUT sh /stage/java-run.sh",
     "javascript": "cp /usr/local/share/dgm/babel.config.js babel.config.js && jest --ci"
     ' --runInBand --no-watchman --rootDir . --json --outputFile="$DGM_REPORT/report.json"',
 }
+"""One command per language (the judge splits the compiled ones: BUILD and RUN)."""
+
+BUILD = {
+    "go": 'go test -c -o "$DGM_OUT/tests.test" .',  # after `go build ./...` (judge_prep)
+    "rust": "cargo test --offline --no-run --message-format=json-render-diagnostics"
+    ' > "$DGM_OUT/cargo.json"',
+    "cpp": "mkdir -p build && cd build && cmake -DEXERCISM_RUN_ALL_TESTS=1 -G 'Unix Makefiles'"
+    ' .. >/dev/null && make -j2 "$DGM_EXERCISE" && cp "$DGM_EXERCISE" "$DGM_OUT/tests"',
+    "java": "sh /stage/java-build.sh",
+}
+"""Compiled languages: the build in the first container, with the test sources; the
+binaries it leaves in $DGM_OUT are all the second container gets."""
+RUN = {
+    "go": '"$DGM_BIN/tests.test" -test.v -test.count=1',
+    "rust": 'rc=0; for t in "$DGM_BIN"/rust/*; do "$t" --include-ignored || rc=1; done; exit $rc',
+    "cpp": '"$DGM_BIN/tests" --reporter junit --out "$DGM_REPORT/report.xml"',
+    "java": "sh /stage/java-run.sh",
+}
 REPORT_FILES = {"python": "report.xml", "cpp": "report.xml", "javascript": "report.json",
                 "java": "TEST-junit-jupiter.xml"}  # fmt: skip
-"""Languages whose results come from a report file; the others' from the test log."""
+"""Languages whose results come from a report file; the others' from their runner's lines."""
+OPTIONAL_REPORTS = {"java": ("TEST-junit-vintage.xml", "TEST-junit-platform-suite.xml")}
+"""Report files a runner may also write (the JUnit console: one per test engine)."""
+RESULT_LINES = {
+    "python": r"(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) \S",
+    "go": r"\s*--- (PASS|FAIL|SKIP): ",
+    "rust": r"test .+ \.\.\. (ok|FAILED|ignored)\s*$",
+}
+"""The runner's per-test lines judge_prep keeps whole (the `results.log` report)."""
+RESULTS = "results.log"
 
 
 def merge(tests: dict[str, str], key: str, status: str) -> None:
@@ -141,8 +174,9 @@ def parse_rust_log(log: str) -> dict[str, str]:
     return tests
 
 
-def per_test(language: str, reports: dict[str, bytes], log: str) -> tuple[dict | None, dict]:
+def per_test(language: str, reports: dict[str, bytes]) -> tuple[dict | None, dict]:
     """({key: status} or None when there is no usable report, details of the cross-check)."""
+    log = reports.get(RESULTS, b"").decode("utf-8", "replace")
     if language == "go":
         return parse_go_log(log) or None, {}
     if language == "rust":

@@ -1,0 +1,136 @@
+"""Must-fail copies of Go tests (see copies_text): a table test gets a renamed copy of its
+table with one expected field changed; a test that binds `want`/`expected` to a literal
+gets that literal changed; any other test its first failing check inverted (Go's test
+sources are gone before the tests run, and no agent file may embed them)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+
+from dgm.benchmarks.polyglot.copies import NameGen
+from dgm.benchmarks.polyglot.copies_scan import (
+    BOUND,
+    change_literal,
+    closing,
+    initializer_end,
+    masked,
+    outside_calls,
+    used_as_input,
+)
+
+_GO_RANGE = re.compile(r"for\s+_?\s*,\s*(\w+)\s*:=\s*range\s+(\w+)\s*\{")
+_GO_FIELD = re.compile(r"(?i)^(?:expect\w*|want\w*|output\w*|result\w*|answer|exp)$")
+
+
+def mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | None:
+    found = _GO_RANGE.search(chunk)
+    if found:
+        var, table = found.group(1), found.group(2)
+        fields = {f for f in re.findall(rf"\b{var}\.(\w+)", chunk) if _GO_FIELD.match(f)}
+        if fields and re.search(rf"\b{table}\s*:=", chunk):  # a table inside the test
+            changed = _change_field(chunk, fields)
+            if changed:
+                return (*changed, "")
+        decl = re.search(rf"^var\s+{table}\s*=", text, re.MULTILINE)
+        if decl and fields:
+            end = _go_decl_end(text, decl.end())
+            changed = _change_field(text[decl.start() : end], fields) if end > 0 else None
+            if changed:
+                new_name = "test" + names.token().capitalize()
+                source = re.sub(rf"^var\s+{table}\b", f"var {new_name}", changed[0], count=1)
+                body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
+                return body, changed[1], source + "\n\n"
+    for m in BOUND.finditer(masked("go", chunk)):
+        if used_as_input("go", chunk, m.group(1), m.end()):
+            continue
+        end = initializer_end("go", chunk, m.end())
+        for lo, hi in outside_calls("go", chunk, m.end(), end):
+            changed = change_literal("go", chunk, lo, hi)
+            if changed:
+                return (*changed, "")
+    check = _GO_CHECK.search(masked("go", chunk))
+    if check:  # no value to change: the first failing check inverted
+        cond = chunk[check.start(1) : check.end(1)]
+        body = chunk[: check.start(1)] + f"!({cond})" + chunk[check.end(1) :]
+        return body, f"inverted if {cond.strip()}", ""
+    return None
+
+
+_GO_CHECK = re.compile(r"\bif\s+([^{};\n]+?)\s*\{\s*\n\s*t\.(?:Errorf?|Fatalf?)\(")
+
+
+def _go_decl_end(text: str, at: int) -> int:
+    """Just past a package-level `var x = T{...}` (a `[]struct{...}{...}` included)."""
+    opener = text.find("{", at)
+    end = closing("go", text, opener) if opener >= 0 else -1
+    while end > 0 and text[end:].lstrip(" \t").startswith("{"):
+        end = closing("go", text, text.index("{", end))
+    return end
+
+
+def _change_field(source: str, fields: set[str]) -> tuple[str, str] | None:
+    """`source` with the literal value of one `field: value` line changed, or of the
+    field's place in one positional entry (`{"1", 1, false},`)."""
+    pattern = rf"^\s*(?:{'|'.join(sorted(fields))})\s*:\s*"
+    sites = [(m.end(), initializer_end("go", source, m.end()))
+             for m in re.finditer(pattern, source, re.MULTILINE)
+             if not _expects_failure(source, m.start())]  # fmt: skip
+    if not sites and not re.search(pattern, source, re.MULTILINE):
+        sites = _positional_sites(source, fields)
+    for lo, hi in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
+        changed = change_literal("go", source, lo, hi)
+        if changed:
+            return changed
+    return None
+
+
+_ERROR_FIELD = re.compile(r"(?i)^\s*\w*(?:err|panic|fail|invalid)\w*\s*:\s*(.+?),?\s*$",
+                          re.MULTILINE)  # fmt: skip
+_NOTHING = {"false", "nil", '""', "``", "0"}
+_OK_FIELD = re.compile(r"(?i)^(?:ok|valid\w*|success\w*)$")
+
+
+def _expects_failure(source: str, at: int) -> bool:
+    """Does the table entry around `at` expect an error? (Its expected value is then
+    often not checked, and a changed one would not fail.)"""
+    start = source.rfind("{", 0, at)
+    end = closing("go", source, start) if start >= 0 else -1
+    entry = source[start:end] if end > 0 else ""
+    oks = re.findall(r"(?im)^\s*(?:ok|valid\w*|success\w*)\s*:\s*false\b", entry)
+    return bool(oks) or any(v.strip() not in _NOTHING for v in _ERROR_FIELD.findall(entry))
+
+
+def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
+    """The spans of the expected field in one-line positional entries of a table whose
+    element type is the `struct {...}` declared in `source`."""
+    struct = re.search(r"struct\s*\{([^{}]*)\}", source)
+    if not struct:
+        return []
+    names = re.findall(r"^\s*(\w+)\s+\S", struct.group(1), re.MULTILINE)
+    index = next((i for i, n in enumerate(names) if n in fields), None)
+    if index is None:
+        return []
+    sites = []
+    for entry in re.finditer(r"^\s*\{(.*)\},?\s*$", source[struct.end() :], re.MULTILINE):
+        lo = struct.end() + entry.start(1)
+        parts, depth, start = [], 0, 0
+        body = masked("go", entry.group(1))
+        for i, char in enumerate(body):
+            depth += char in "([{"
+            depth -= char in ")]}"
+            if char == "," and depth == 0:
+                parts.append((start, i))
+                start = i + 1
+        parts.append((start, len(body)))
+        risky = [i for i, n in enumerate(names) if re.search(r"(?i)err|panic|fail|invalid", n)]
+        oks = [i for i, n in enumerate(names) if _OK_FIELD.match(n)]
+        values = [body[a:b].strip() for a, b in parts]
+        failing = [values[i] == "false" for i in oks if i < len(values)]
+        failing += [values[i] not in _NOTHING for i in risky if i < len(values)]
+        if any(failing):
+            continue  # an entry that expects an error: its value may not be checked
+        if len(parts) == len(names):
+            a, b = parts[index]
+            sites.append((lo + a, lo + b))
+    return sites

@@ -1,0 +1,191 @@
+"""Disguised Python test files (see polyglot_copies), on the syntax tree.
+
+The whole file is written back with `ast.unparse`, real tests and copies alike, so the
+formatting of a copy is the formatting of every test; comments are gone from all of them.
+Test methods (and module-level test functions) are renamed, copies are added in the same
+class, and the tests of each class are shuffled among themselves. A must-fail copy has
+the literal expected value of one `assertEqual`-like call (or of `assert x == literal`,
+or of the literal a name it compares with was bound to) changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import secrets
+from typing import Any
+
+from dgm.benchmarks.polyglot.canaries import parse_python
+from dgm.benchmarks.polyglot.copies import (
+    MUST_FAIL,
+    MUST_PASS,
+    REAL,
+    TRIES,
+    Entry,
+    NameGen,
+    copyable,
+    mutate_string_body,
+    pick_copies,
+)
+
+_EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertDictEqual", "assertIs",
+          "assertTupleEqual", "assertSetEqual", "assertMultiLineEqual",
+          "assertSequenceEqual"}  # fmt: skip
+_NO = object()
+_Func = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _key(cls: str, name: str) -> str:
+    return f"{cls}.{name}" if cls else name
+
+
+def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
+    tree = parse_python(text)
+    entries: list[Entry] = []
+    containers: list[ast.Module | ast.ClassDef] = [tree]
+    containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    for node in containers:
+        cls = node.name if isinstance(node, ast.ClassDef) else ""
+        slots = [i for i, item in enumerate(node.body)
+                 if isinstance(item, _Func) and item.name.startswith("test")]  # fmt: skip
+        if not slots:
+            continue
+        tests: list[Any] = [node.body[i] for i in slots]
+        originals = [_key(cls, t.name) for t in tests]
+        able = [i for i, t in enumerate(tests) if copyable(ast.unparse(t))]
+        mutable = [i for i in able if mutate(copy.deepcopy(tests[i])) is not None]
+        passing, failing = pick_copies(able, mutable)
+        out = []
+        for i, test in enumerate(tests):
+            test.name = names.name("python")
+            entries.append(Entry(_key(cls, test.name), originals[i], REAL))
+            out.append(test)
+        made: set[str] = set()
+        for i, kind in [(i, MUST_PASS) for i in passing] + [(i, MUST_FAIL) for i in failing]:
+            twin, how = copy.deepcopy(tests[i]), ""
+            if kind == MUST_FAIL:
+                twin, how = _distinct_mutant(tests[i], made)
+                if twin is None:
+                    continue
+            twin.name = names.name("python")
+            entries.append(Entry(_key(cls, twin.name), originals[i], kind, how or ""))
+            out.append(twin)
+        out.sort(key=lambda _t: secrets.randbelow(1 << 30))
+        first = slots[0]
+        rest = [item for i, item in enumerate(node.body) if i not in set(slots)]
+        node.body = rest[:first] + out + rest[first:]
+    if not entries:
+        return text, []
+    return ast.unparse(tree) + "\n", entries
+
+
+def _distinct_mutant(test: Any, made: set[str]) -> tuple[Any, str]:
+    """A changed copy of `test` unlike any made before (None when none is found)."""
+    for _ in range(TRIES):
+        twin = copy.deepcopy(test)
+        how = mutate(twin)
+        text = ast.dump(twin)
+        if how and text not in made:
+            made.add(text)
+            return twin, how
+    return None, ""
+
+
+def mutate(fn: ast.AST) -> str | None:
+    """Change one literal expected value in `fn` (in place); what changed, or None."""
+    sites = _sites(fn)
+    for index in sorted(range(len(sites)), key=lambda _i: secrets.randbelow(1 << 30)):
+        holder, field, position, is_call = sites[index]
+        node = getattr(holder, field)[position] if position is not None else getattr(holder, field)
+        value = ast.literal_eval(node)
+        if is_call == "assertIs" and not isinstance(value, bool):
+            continue
+        new = mutate_value(value)
+        if new is _NO or new == value:
+            continue
+        replacement = ast.parse(repr(new), mode="eval").body
+        if position is None:
+            setattr(holder, field, replacement)
+        else:
+            getattr(holder, field)[position] = replacement
+        return f"expected {value!r} -> {new!r}"
+    return None
+
+
+def _literal(node: ast.AST) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _sites(fn: ast.AST) -> list[tuple[ast.AST, str, int | None, str]]:
+    """(holder, field, index, assertion) of each literal expected value in `fn`."""
+    bound: dict[str, ast.Assign] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and _literal(node.value):
+                bound[target.id] = node
+    sites: list[tuple[ast.AST, str, int | None, str]] = []
+    for node in ast.walk(fn):
+        pair: list[ast.expr] = []
+        holder: ast.AST = node
+        field, form = "args", ""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in _EQUAL and len(node.args) >= 2:
+                pair, form = node.args[:2], node.func.attr
+        elif isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):
+            test = node.test  # only `assert a == b`: an `==` elsewhere may be no check
+            if len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+                holder, pair, form = test, [test.left, test.comparators[0]], "=="
+        if not pair:
+            continue
+        literal = [j for j, arg in enumerate(pair) if _literal(arg)]
+        if len(literal) == 1:
+            j = literal[0]
+            if form == "==":
+                field, pos = ("left", None) if j == 0 else ("comparators", 0)
+                sites.append((holder, field, pos, form))
+            else:
+                sites.append((holder, field, j, form))
+            continue
+        for arg in pair:
+            if isinstance(arg, ast.Name) and arg.id in bound and not literal:
+                sites.append((bound[arg.id], "value", None, form))
+    return sites
+
+
+def mutate_value(value: Any) -> Any:
+    """A different value of the same shape, or _NO when there is none to make."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        delta = 1 + secrets.randbelow(9)
+        return value - delta if value >= 10 else value + delta
+    if isinstance(value, float):
+        return value + 1.0 + abs(value)
+    if isinstance(value, str):
+        return mutate_string_body(value)
+    if isinstance(value, bytes):
+        return value + b"q"
+    if isinstance(value, (list, tuple)):
+        order = sorted(range(len(value)), key=lambda _i: secrets.randbelow(1 << 30))
+        for i in order:
+            new = mutate_value(value[i])
+            if new is not _NO:
+                changed = list(value)
+                changed[i] = new
+                return type(value)(changed)
+        return type(value)([*value, 0])
+    if isinstance(value, (set, frozenset)):
+        extra = mutate_value(max(value, key=repr)) if value else 0
+        return type(value)([*value, extra]) if extra not in value else _NO
+    if isinstance(value, dict):
+        for k in sorted(value, key=lambda _k: secrets.randbelow(1 << 30)):
+            new = mutate_value(value[k])
+            if new is not _NO:
+                return {**value, k: new}
+        return _NO
+    return _NO

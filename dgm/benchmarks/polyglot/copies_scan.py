@@ -1,0 +1,156 @@
+"""The scanner the disguise of brace-language test files uses (see copies_text): tokens
+that skip strings, characters and comments, bracket matching, and changing one literal."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+
+from dgm.benchmarks.polyglot.copies import mutate_number, mutate_string_body
+
+_STRING = {
+    "go": r'"(?:\\.|[^"\\\n])*"|`[^`]*`',
+    "rust": r'b?r(?P<hash>#*)"(?:.|\n)*?"(?P=hash)|b?"(?:\\.|[^"\\])*"',
+    "cpp": r'R"(?P<delim>[^(\s]*)\((?:.|\n)*?\)(?P=delim)"|"(?:\\.|[^"\\\n])*"',
+    "java": r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"',
+    "javascript": r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|`(?:\\.|[^`\\])*`',
+}
+_CHAR = r"'(?:\\.[^']{0,8}|[^'\\\n])'"
+_TOKEN = {
+    lang: re.compile(
+        rf"(?P<com>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<str>{pattern})"
+        + (rf"|(?P<chr>{_CHAR})" if lang != "javascript" else "")
+        + r"|(?P<num>(?<![\w.])\d[\w]*(?:\.\d\w*)?)|(?P<open>[({\[])|(?P<close>[)}\]])"
+    )
+    for lang, pattern in _STRING.items()
+}
+
+
+def tokens(language: str, text: str, start: int = 0, end: int | None = None) -> Iterator[re.Match]:
+    return _TOKEN[language].finditer(text, start, len(text) if end is None else end)
+
+
+def closing(language: str, text: str, open_at: int) -> int:
+    """The index just past the bracket matching the one at `open_at` (-1 when none)."""
+    depth = 0
+    for tok in tokens(language, text, open_at):
+        if tok.lastgroup == "open":
+            depth += 1
+        elif tok.lastgroup == "close":
+            depth -= 1
+            if depth == 0:
+                return tok.end()
+    return -1
+
+
+def masked(language: str, text: str) -> str:
+    """`text` with comments and string contents blanked (same length), so that heads
+    are only found in code."""
+    out = list(text)
+    for tok in tokens(language, text):
+        if tok.lastgroup in ("com", "str"):
+            lo = tok.start() + (0 if tok.lastgroup == "com" else 1)
+            hi = tok.end() - (0 if tok.lastgroup == "com" else 1)
+            for i in range(lo, hi):
+                if out[i] != "\n":
+                    out[i] = " "
+    return "".join(out)
+
+
+BOUND = re.compile(r"\b(?:const|let|var|auto|final)?\s*(?:[\w:<>,\s]+\s)?"
+                   r"(?<![.\w])(expected\w*|want\w*|exp)\s*(?::[^=\n]*)?:?=(?![=>])\s*",
+                   re.IGNORECASE)  # fmt: skip
+"""A name like `expected` bound to a value (`let expected = ...`, `want := ...`); never
+a comparison (`expected == f(x)`: its right side holds the inputs)."""
+
+
+def change_literal(language: str, chunk: str, lo: int, hi: int) -> tuple[str, str] | None:
+    """`chunk` with one string/number/char literal in [lo, hi) changed."""
+    found = [t for t in tokens(language, chunk, lo, hi) if t.lastgroup in ("str", "num", "chr")]
+    for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
+        literal = tok.group(0)
+        after = chunk[tok.end() :].lstrip(" \t")
+        if after.startswith(":") and not after.startswith("::"):
+            continue  # a map key: another key may collide with it
+        if chunk[: tok.start()].endswith("[") and re.match(r"\][\w\[]", chunk[tok.end() :]):
+            continue  # an array type's length, not a value
+        if tok.lastgroup == "num":
+            new = mutate_number(literal)
+        elif tok.lastgroup == "chr":
+            body = literal[1:-1]
+            new = f"'{mutate_string_body(body)[:1]}'" if len(body) == 1 and body.isalnum() else None
+        else:
+            quote = re.match(r'^(b?r?#*)?("""|"|\'|`)', literal)
+            if not quote or literal.startswith(("r", "br", "R")):
+                continue
+            q = quote.group(2)
+            inner = literal[len(quote.group(0)) : len(literal) - len(q)]
+            new = quote.group(0) + mutate_string_body(inner) + q
+        if new and new != literal:
+            changed = chunk[: tok.start()] + new + chunk[tok.end() :]
+            return changed, f"expected {literal} -> {new}"
+    return None
+
+
+def initializer_end(language: str, chunk: str, start: int) -> int:
+    """Where the expression starting at `start` ends: the first `;` or line end outside
+    brackets (a multi-line `[...]` is whole; the next statement's literals, inputs among
+    them, are never taken for the expected value)."""
+    depth = 0
+    at = start
+    for tok in tokens(language, chunk, start):
+        gap = chunk[at : tok.start()]
+        if depth == 0 and ("\n" in gap or ";" in gap):
+            return at + min(i for i in (gap.find("\n"), gap.find(";")) if i >= 0)
+        if tok.lastgroup == "open":
+            depth += 1
+        elif tok.lastgroup == "close":
+            depth -= 1
+            if depth < 0:
+                return tok.start()
+        at = tok.end()
+    gap = chunk[at:]
+    stops = [i for i in (gap.find("\n"), gap.find(";")) if i >= 0]
+    return at + min(stops) if stops else len(chunk)
+
+
+_COMPARE = re.compile(r"(?i)^(?:\w*equal\w*|assert\w*|expect|to\w+|is\w+|require|check|"
+                      r"fatalf?|errorf?|sprintf|printf|println|format|fail\w*)$")  # fmt: skip
+
+
+def used_as_input(language: str, chunk: str, name: str, after: int = 0) -> bool:
+    """Is `name` passed, after its binding at `after`, to a call that is no comparison or
+    message (the solution, most likely)? Then it is an input too, and changing its value
+    changes the input."""
+    code = masked(language, chunk)
+    for call in re.finditer(r"(\w+)\s*!?\s*\(", code[after:]):
+        call_end = after + call.end()
+        end = closing(language, code, call_end - 1)
+        args = code[call_end:end] if end > 0 else ""
+        if re.search(rf"\b{re.escape(name)}\b", args) and not _COMPARE.match(call.group(1)):
+            return True
+    return False
+
+
+def outside_calls(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The parts of [lo, hi) not inside a call's parentheses or an index `x[...]`: an
+    initializer's literals there are the value, the others are arguments."""
+    code = masked(language, chunk)
+    parts, depth, start = [], 0, lo
+    for i in range(lo, hi):
+        char = code[i]
+        before = code[:i].rstrip()[-1:] if char in "([" else ""
+        opens_call = char == "(" or (char == "[" and (before.isalnum() or before in "_)]"))
+        if depth == 0 and opens_call:
+            parts.append((start, i))
+            depth = 1
+        elif depth and char in "([{":
+            depth += 1
+        elif depth and char in ")]}":
+            depth -= 1
+            if depth == 0:
+                start = i + 1
+    if depth == 0:
+        parts.append((start, hi))
+    return parts

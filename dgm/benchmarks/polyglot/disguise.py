@@ -1,0 +1,22 @@
+"""The judge's disguise of one hidden test file (see copies.py): the entry point."""
+
+from __future__ import annotations
+
+from dgm.benchmarks.polyglot.copies import WORDS, Entry, NameGen, file_words
+from dgm.benchmarks.polyglot.copies_python import disguise_python
+from dgm.benchmarks.polyglot.copies_text import disguise_text
+
+
+def disguise(
+    language: str, text: str, names: NameGen, context: str = ""
+) -> tuple[str, list[Entry]]:
+    """The test file with every test renamed and copies added; ([] entries) when the file
+    has no test the judge can rename, unchanged. `context`: the exercise's other test
+    files (Go: a test's table may be in another file)."""
+    token = WORDS.set(file_words(text + "\n" + context))
+    try:
+        if language == "python":
+            return disguise_python(text, names)
+        return disguise_text(language, text, names, context)
+    finally:
+        WORDS.reset(token)
