@@ -79,11 +79,15 @@ def place_script(eval_script: str, base_commit: str, copied: list[str],
     heredoc), then the judge's rewritten files (`copied`, staged as tests/<i>.py) or its
     fallback canaries appended to `appended`."""
     secret = f"/stage/{SECRET_DIR}"
-    files = swe_guard.test_files(split_eval_script(eval_script)[1])
+    head, command = split_eval_script(eval_script)
+    files = swe_guard.test_files(command)
     git = "git -c safe.directory='*'"
     lines = [f"cd {REPO_DIR} || exit 90", f"rm -rf {PREP_DIR}"]  # the host has read it
-    if files:
-        lines.append(f"{git} checkout {base_commit} -- {' '.join(map(shlex.quote, files))}")
+    # the script's own resets of the files its test patch touches, else the test files
+    resets = [git + line[3:] for line in head if line.startswith("git checkout ")]
+    if not resets and files:
+        resets = [f"{git} checkout {base_commit} -- {' '.join(map(shlex.quote, files))}"]
+    lines += resets
     lines.append(f"{git} apply -v {secret}/test.patch || {{ echo '{TEST_PATCH_FAILED}'; exit 1; }}")
     for i, path in enumerate(copied):
         lines.append(f"/bin/cp {secret}/tests/{i}.py {shlex.quote(REPO_DIR + '/' + path)}")
@@ -95,8 +99,7 @@ def place_script(eval_script: str, base_commit: str, copied: list[str],
 def setup_script(eval_script: str) -> str:
     """The eval script before its test command, less the test patch and the test files'
     checkout (the place step did both) and the git lines that would print them."""
-    head, command = split_eval_script(eval_script)
-    files = swe_guard.test_files(command)
+    head, _ = split_eval_script(eval_script)
     out: list[str] = []
     ending = None
     for line in head:
@@ -109,7 +112,7 @@ def setup_script(eval_script: str) -> str:
             continue
         if _GIT_INFO.match(line):
             continue
-        if line.startswith("git checkout ") and files and all(f in line for f in files):
+        if line.startswith("git checkout "):  # the place step did it
             continue
         out.append(line)
     return "\n".join(out) + "\n"
