@@ -64,7 +64,7 @@ class _Test:
 
 def plan_copies(
     sources: dict[str, str], fail_to_pass: list[str], pass_to_pass: list[str],
-    rng: random.Random, n_fail: int = 3, n_pass: int = 2, per_test: int = 4,
+    rng: random.Random, n_fail: int = 3, n_pass: int = 2, per_test: int = 7,
 ) -> CopyPlan | None:  # fmt: skip
     """Copies for the test files `sources` (path -> text after the test patch), or None."""
     trees: dict[str, ast.Module] = {}
