@@ -23,18 +23,16 @@ def suite_tasks(suite_image: str) -> list:
 
 
 def _official_verdict(task, outcome) -> bool:  # noqa: ANN001
-    """swebench's own entry point, run on the log we stored."""
-    from swebench.harness.grading import get_eval_report
+    """swebench's own grading of the per-test statuses we recorded. Not of the stored log:
+    the judge ran the copied originals under fresh names beside their copies, and the
+    fresh-to-official mapping is kept from the log on purpose (as secret as the canaries)."""
+    from swebench.harness.constants import ResolvedStatus
+    from swebench.harness.grading import EvalType, get_eval_tests_report, get_resolution_status
 
-    prediction = {
-        "instance_id": task.id,
-        "model_name_or_path": "dgm",
-        "model_patch": Path(outcome.log_dir, "patch.diff").read_text(),
-    }
-    report = get_eval_report(
-        make_spec(task), prediction, str(Path(outcome.log_dir, "test_output.txt")), True
-    )
-    return report[task.id]["resolved"]
+    spec = make_spec(task)
+    gold = {"FAIL_TO_PASS": spec.FAIL_TO_PASS, "PASS_TO_PASS": spec.PASS_TO_PASS}
+    report = get_eval_tests_report(outcome.tests, gold, eval_type=EvalType(spec.eval_type))
+    return get_resolution_status(report) == ResolvedStatus.FULL.value
 
 
 @pytest.mark.parametrize("agent, expected", [("oracle", True), ("null", False)])
