@@ -96,6 +96,12 @@ class SandboxConfig(Section):
         return value
 
 
+class EnvironmentConfig(Section):
+    frozen: bool = False
+    """Every node runs with the seed's agent environment (`[environment]` of its agent.toml),
+    whatever a child writes in its own requirements."""
+
+
 class BenchmarkConfig(Section):
     name: Literal["polyglot", "swebench"] = "polyglot"
     data: str | None = None
@@ -121,10 +127,19 @@ class DGMStrategyConfig(Section):
 
 
 class HGMStrategyConfig(Section):
-    """Faithful to metauto-ai/HGM by default; each deviation is an explicit switch."""
+    """The reference (metauto-ai/HGM) by default; each deviation is a switch, off."""
 
     alpha: float = Field(default=0.6, gt=0, le=1)
-    cooldown: float = Field(default=0.0, ge=0)
+    sharpen: float = Field(default=0.0, ge=0, validation_alias=AliasChoices("sharpen", "cooldown"))
+    """Deviation (ours, not the reference's `cool_down`): the parent draw from
+    Beta(tau a, tau b), tau = 1 + sharpen * evaluations. `cooldown` is the older name."""
+    startup_expansions: bool = True
+    """As the reference: expand the root min(5, workers**alpha) times before anything else."""
+    take_other_action: bool = False
+    """Deviation: when the chosen kind of action is impossible, take the other kind at
+    once (the reference waits)."""
+    skip_barren: bool = False
+    """Deviation: apply the run's barren-parent filter (`[strategy] barren_after`)."""
     count_failed_expansions: bool = False
     """Deviation: count expansions that made no child in the expand-or-evaluate rule."""
     count_pending_evals: bool = True
@@ -158,6 +173,16 @@ class AdaptiveStrategyConfig(Section):
     fast_track: bool = True
     """Evaluate first the nodes that look better than the current choice but have too
     few results to ship."""
+    race: bool = True
+    """Race a newcomer whose posterior mean beats what ships now against it until their
+    credible bounds separate (it ships, or its upper bound falls below the incumbent's
+    lower bound); replaces the fixed `fast_track` window when on."""
+    endgame: float = Field(default=6.0, ge=0)
+    """With less than endgame x min_evals of `limits.max_evals` left, stop expanding
+    (0: never; no `max_evals`: never)."""
+    stay: float = Field(default=1.0, ge=0)
+    """A challenger stays one while its posterior mean plus `stay` posterior sds beats
+    the incumbent's mean (0: until its mean falls below)."""
 
 
 class FinalChoiceConfig(Section):
@@ -182,7 +207,8 @@ class StrategyConfig(Section):
     final: FinalChoiceConfig = Field(default_factory=FinalChoiceConfig)
     barren_after: int = Field(default=3, gt=0)
     """A parent whose last N expansions produced nothing new (no child, or a child whose
-    code some node already has) is not expanded again until its code fails a new task."""
+    code some node already has) is not expanded again until its code fails a new task.
+    Every strategy but hgm (there: `[strategy.hgm] skip_barren`, off as in the reference)."""
 
 
 class ExpandConfig(Section):
@@ -241,6 +267,7 @@ class RunConfig(Section):
     workers: int = Field(default=2, gt=0)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     benchmark: BenchmarkConfig = Field(default_factory=BenchmarkConfig)
     strategy: StrategyConfig = Field(default_factory=StrategyConfig)
     expand: ExpandConfig = Field(default_factory=ExpandConfig)

@@ -1,13 +1,27 @@
 """Scores of a node's own results (s solved, f failed), under the posterior Beta(1 + s, 1 + f).
 
-A leaf module: the final-choice rule (dgm/strategies/final.py) and the store's one best-node
-rule (dgm/store/best.py) both rank with these, so they cannot drift apart.
+A leaf module, home of the one shipping rule (`ship_order`, `ship_choice`): the store's
+best node (dgm/store/best.py: `dgm status`, `dgm export`, the loop's summary), the
+strategies' final choice (dgm/strategies/final.py: the simulator, the confirmation stage)
+all call it, so they cannot drift apart.
+
+The rule, over the candidates a caller allows (the store drops rejected and tampered nodes):
+1. A node with no evaluation never ships. No evaluated candidate at all: nothing ships
+   (None), everywhere; the simulator scores "nothing shipped" as the seed's rate.
+2. A candidate needs `min_evals` evaluations, capped at the most any candidate has (a
+   short run still ships its best-measured node, never an unmeasured one): with root
+   3/3, A 0/4, B 4/4 and min_evals 10, the bar is 4 and B ships.
+3. Among those, the best lower credible bound (the `quantile` of Beta(1 + s, 1 + f));
+   ties: more evaluations, then the earlier candidate (the older node).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
+
+import numpy as np
 
 
 def posterior_mean(passed: int, total: int) -> float:
@@ -30,6 +44,52 @@ def beta_quantile(a: float, b: float, q: float) -> float:
 
 def lower_bound(solved: int, failed: int, quantile: float) -> float:
     return beta_quantile(1.0 + solved, 1.0 + failed, quantile)
+
+
+def _eligible(totals: np.ndarray, min_evals: int) -> np.ndarray:
+    """Positions of candidates with enough evaluations (rule 2)."""
+    evaluated = totals > 0
+    if not evaluated.any():
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero(totals >= min(min_evals, int(totals.max())))
+
+
+def ship_order(
+    passed: Sequence[int] | np.ndarray,
+    totals: Sequence[int] | np.ndarray,
+    quantile: float,
+    min_evals: int,
+) -> list[int]:
+    """Positions of the candidates that may ship, best first (the rule above)."""
+    s, n = np.asarray(passed, dtype=np.int64), np.asarray(totals, dtype=np.int64)
+    idx = _eligible(n, min_evals)
+    bounds = np.array([lower_bound(int(s[i]), int(n[i] - s[i]), quantile) for i in idx])
+    return [int(i) for i in idx[np.lexsort((idx, -n[idx], -bounds))]] if len(idx) else []
+
+
+def ship_choice(
+    passed: Sequence[int] | np.ndarray,
+    totals: Sequence[int] | np.ndarray,
+    quantile: float,
+    min_evals: int,
+) -> int | None:
+    """`ship_order(...)[0]`, or None: computes bounds only for candidates that could win
+    (a bound never exceeds the posterior mean, so candidates are visited by mean, best
+    first; a 10,000-node run computes a handful)."""
+    s, n = np.asarray(passed, dtype=np.int64), np.asarray(totals, dtype=np.int64)
+    idx = _eligible(n, min_evals)
+    if len(idx) == 0:
+        return None
+    means = (1.0 + s[idx]) / (2.0 + n[idx])
+    best: tuple[float, int, int] | None = None
+    for k in np.argsort(-means, kind="stable"):
+        if best is not None and means[k] < best[0]:
+            break
+        i = int(idx[k])
+        key = (lower_bound(int(s[i]), int(n[i] - s[i]), quantile), int(n[i]), -i)
+        best = key if best is None or key > best else best
+    assert best is not None
+    return -best[2]
 
 
 def _betainc(a: float, b: float, x: float) -> float:

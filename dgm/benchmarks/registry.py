@@ -54,9 +54,12 @@ class Benchmark(Protocol):
         ...
 
     def judge(
-        self, task: Task, patch: str, limits: ResourceLimits, backend: str, labels: dict[str, str]
-    ) -> tuple[Verdict, str]:
-        """Judge `patch` in a fresh container: (verdict, the full test output)."""
+        self, task: Task, patch: str, limits: ResourceLimits, backend: str,
+        labels: dict[str, str], extra_copies: bool = False,
+    ) -> tuple[Verdict, str]:  # fmt: skip
+        """Judge `patch` in a fresh container: (verdict, the full test output). A re-judge
+        (`extra_copies`, after a tamper-scan warning) adds more mutated copies of real
+        tests where the judge makes them; every judge draws its canaries afresh."""
         ...
 
     def build_images(

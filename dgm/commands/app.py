@@ -32,6 +32,7 @@ SUBSYSTEM_CLIS: list[tuple[str, list[str], str]] = [
     ("dgm.commands.gateway", ["gateway"], "the LLM gateway"),
     ("dgm.commands.sandbox", ["sandbox"], "the sandbox"),
     ("dgm.commands.evaluate", ["eval", "bench"], "evaluation"),
+    ("dgm.commands.audit", ["audit-judge"], "the judge's red team"),
     ("dgm.commands.run", ["run", "resume"], "the meta loop"),
     ("dgm.commands.simulate", ["simulate"], "the strategy simulator"),
     ("dgm.commands.report", ["report", "plot", "export"], "inspection and export"),

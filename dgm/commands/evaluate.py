@@ -35,9 +35,21 @@ def eval_command(
     ] = "polyglot",
     data: Annotated[str | None, typer.Option(help="Benchmark checkout or data file.")] = None,
     subset: Annotated[
-        str, typer.Option(help="small, medium, full, a language, or @ids.txt")
-    ] = "small",
+        str | None,
+        typer.Option(
+            help="small, medium, full, a language, or @ids.txt (default: small; "
+            "with --data, every instance the data holds)"
+        ),
+    ] = None,
     llm: Annotated[str | None, typer.Option("--llm", help="Model for the agent.")] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Offline and free: a scripted model plays the LLM "
+            "(scripted/capability for dgm's seed, scripted/shell for any other agent).",
+        ),
+    ] = False,
     workers: Annotated[int, typer.Option(min=1, help="Tasks evaluated at once.")] = 1,
     out: Annotated[Path | None, typer.Option(help="Results folder.")] = None,
     agent_timeout: Annotated[int, typer.Option(min=1, help="Agent seconds per task.")] = 600,
@@ -58,17 +70,31 @@ def eval_command(
 
     if executor not in EXECUTORS:
         raise DgmError(f"unknown executor {executor!r}", f"use one of: {', '.join(EXECUTORS)}")
+    if subset is None:
+        subset = "full" if data else "small"
+        if data:
+            console.print(f"--data without --subset: every instance {data} holds")
     tasks = load_benchmark(benchmark, data, test_timeout).tasks(subset)
     if not tasks:
         raise DgmError(f"subset {subset!r} of {benchmark} holds no tasks", "choose another")
     with tempfile.TemporaryDirectory(prefix="dgm-eval-agent-") as tmp:
         ref, run_model = resolve_agent(agent, Path(tmp))
+        if not ref.builtin:
+            from dgm.loop.agent_env_prep import prepare_agent_env
+
+            prepare_agent_env(Path(ref.path), console.print)
         missing = missing_images(tasks)  # before any agent runs or any LLM call is paid
         if missing:
             raise NotFoundError("images missing: " + "; ".join(missing), "build them, retry")
         tasks = pin_images(tasks)
         out = out or Path("eval-results") / time.strftime("%Y%m%d-%H%M%S")
         out.mkdir(parents=True, exist_ok=True)
+        if dry_run and llm is None and not ref.builtin:
+            from dgm.paths import seed_agent_dir
+
+            ours = Path(ref.path).resolve() == seed_agent_dir().resolve()
+            llm = "scripted/capability" if ours else "scripted/shell"
+            console.print(f"dry run: {llm} plays the model")
         model = None if ref.builtin else (llm or run_model)
         if model is None and not ref.builtin:
             raise DgmError(

@@ -31,13 +31,31 @@ def register(app: typer.Typer) -> None:
 def init(
     run_dir: RunDir,
     seed: Annotated[
-        Path | None, typer.Option(help="Agent codebase to start from (default: dgm's seed).")
+        str | None,
+        typer.Option(
+            help="The agent to start from: a folder with agent.toml, a local git "
+            "repository (file:///path/repo.git), or NAME==VERSION on the package "
+            "index with --manifest (default: dgm's seed)."
+        ),
+    ] = None,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(help="agent.toml (and the files beside it) for a --seed NAME==VERSION."),
     ] = None,
     config: Annotated[Path | None, typer.Option(help="A run.toml to start from.")] = None,
 ) -> None:
-    """Create a run with the seed agent as its root node."""
+    """Create a run with the seed agent as its root node; says what it builds first."""
+    import tempfile
+
+    from dgm.loop.agent_env_prep import prepare_agent_env
+    from dgm.loop.seed_source import resolve_seed
+
     cfg = RunConfig.load(config) if config else RunConfig(name=run_dir.name)
-    run = Run.create(run_dir, cfg, seed or seed_agent_dir())
+    with tempfile.TemporaryDirectory(prefix="dgm-seed-") as tmp:
+        folder = (resolve_seed(seed, manifest, Path(tmp), typer.echo) if seed
+                  else seed_agent_dir())  # fmt: skip
+        prepare_agent_env(folder, typer.echo)
+        run = Run.create(run_dir, cfg, folder)
     typer.echo(f"created run {run_dir} (seed node 0, commit {run.node(0).commit[:10]})")
 
 
@@ -166,6 +184,10 @@ def show(
                     evidence = " ".join(e.tamper_evidence.split())[:500]
                     typer.secho(f"      the judge's evidence: {evidence}", fg="red")
                 _echo_warnings("  tamper scan of its patch", e.details, indent="      ")
+                if isinstance(again := e.details.get("rejudge"), dict):
+                    why = ", ".join(map(str, again.get("why") or []))
+                    typer.echo(f"      re-judged with extra mutated copies ({why}): "
+                               f"{again.get('outcome')}")  # fmt: skip
         if not no_diff and n.parent_id is not None:
             typer.echo(f"\ndiff against node {n.parent_id}:")
             typer.echo(run.diff(n.id))

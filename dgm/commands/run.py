@@ -41,7 +41,7 @@ def run(options: RunOptions) -> None:
     cfg, run_dir = new_run_config(
         base, options.run_dir, options.overrides(), dry_run=options.dry_run,
         dry_run_world=options.dry_run_world, subset_given=options.subset is not None,
-        config_given=options.config is not None,
+        config_given=options.config is not None, third_party_agent=options.agent is not None,
     )  # fmt: skip
     cfg = cfg.with_price(cfg.llm.model, options.price)  # kept in run.toml for resume
     created = not run_dir.exists()
@@ -49,8 +49,13 @@ def run(options: RunOptions) -> None:
     try:
         with _locked(run_dir):  # first: a second `dgm run` on a live run names its holder
             preflight(cfg)
-            store = Run.create(run_dir, cfg, seed_agent_dir())
+            from dgm.loop.agent_env_prep import prepare_agent_env
+
+            prepare_agent_env(options.agent or seed_agent_dir(), typer.echo)
+            store = Run.create(run_dir, cfg, options.agent or seed_agent_dir())
             typer.echo(f"run {run_dir}: strategy {cfg.strategy.name}, model {cfg.llm.model}")
+            if options.data and options.subset is None and options.config is None:
+                typer.echo(f"--data without --subset: {cfg.benchmark.subset} of {options.data}")
             _drive(store)
     finally:
         if created and [p.name for p in run_dir.iterdir()] == [LOCK_FILE]:

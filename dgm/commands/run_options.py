@@ -44,6 +44,13 @@ class RunOptions:
     budget_usd: Annotated[float | None, typer.Option(help="Dollar cap on LLM spend.")] = None
     max_hours: Annotated[float | None, typer.Option(help="Wall-clock limit.")] = None
     seed: Annotated[int | None, typer.Option(help="RNG seed.")] = None
+    agent: Annotated[
+        Path | None,
+        typer.Option(
+            help="Agent codebase to evolve (a folder with agent.toml; default: dgm's "
+            "seed). With --dry-run, an agent not ours gets the `shell` world."
+        ),
+    ] = None
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Offline and free: the built-in scripted model.")
     ] = False

@@ -12,11 +12,12 @@ from pydantic import ValidationError
 from dgm.config import StrategyConfig, describe_validation_error
 from dgm.errors import ConfigError
 from dgm.simulate.experiment import run_experiment, summarise
-from dgm.simulate.presets import PRESETS, load_config_file, preset
+from dgm.simulate.presets import LANDSCAPES, load_config_file, preset
 from dgm.simulate.recorded import load_recorded
 from dgm.simulate.report import print_summary, write_csv, write_plot
 from dgm.simulate.variants import ABLATION, STRATEGIES
 
+DEFAULT_BUDGET = 800.0
 KNOWN = list(STRATEGIES) + [n for n in ABLATION if n not in STRATEGIES]
 
 
@@ -47,11 +48,15 @@ def simulate(
         str, typer.Option(help="Comma-separated strategies to compare.")
     ] = "hgm,dgm,adaptive,gea,greedy,random",
     landscape: Annotated[
-        str, typer.Option(help=f"Preset landscape: {', '.join(PRESETS)}.")
+        str, typer.Option(help=f"Landscape: {', '.join(LANDSCAPES)}.")
     ] = "mismatch",
     budget: Annotated[
-        float, typer.Option(help="Evaluation-equivalents per run (an expansion counts too).")
-    ] = 800,
+        float | None,
+        typer.Option(
+            help="Evaluation-equivalents per run (an expansion counts too); default: the "
+            "landscape's own budget, else 800."
+        ),
+    ] = None,
     workers: Annotated[int, typer.Option(help="Virtual workers.")] = 8,
     seeds: Annotated[int, typer.Option(help="Runs per strategy (seeds 0..N-1).")] = 30,
     target: Annotated[
@@ -81,6 +86,7 @@ def simulate(
     if from_run is not None:
         landscape_or_run = load_recorded(from_run, params)
         params, source = landscape_or_run.params, landscape_or_run.description
+    budget = budget if budget is not None else params.budget or DEFAULT_BUDGET
     if budget <= 0 or workers < 1 or seeds < 1 or processes < 1:
         raise ConfigError(
             "--budget, --workers, --seeds and --processes must be positive "

@@ -73,6 +73,12 @@ class CallPipeline:
 
     async def call(self, job: BoundJob, raw: Any) -> dict[str, Any]:
         """Answer one request for `job`, or raise `LLMCallError` (what the agent sees)."""
+        answer, _ = await self.exchange(job, raw)
+        return answer
+
+    async def exchange(self, job: BoundJob, raw: Any) -> tuple[dict[str, Any], Usage]:
+        """`call`, with the call's usage as the gateway counted it (cache writes included,
+        which the Chat Completions shape has no field for)."""
         started, ts = time.monotonic(), time.time()
         reservation: Reservation | None = None
         usage, cost, attempts, answer, error = None, 0.0, 0, None, None
@@ -111,7 +117,7 @@ class CallPipeline:
             answer = completion(job.model, result.message, result.finish_reason, usage)
             if dropped:  # said in the answer, so the agent learns why they had no effect
                 answer["dgm_dropped_fields"] = dropped
-            return answer
+            return answer, usage
         except LLMCallError as exc:
             exc.message = self.redact(exc.message)
             error = exc

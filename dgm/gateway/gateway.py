@@ -118,7 +118,7 @@ class Gateway:
             self.prices.require(model)
         if self.port is None:
             return
-        app = build_app(lambda request: self._job_for_token(request), self._calls.call)
+        app = build_app(lambda request: self._job_for_token(request), self._calls.exchange)
         self._tcp_runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await self._tcp_runner.setup()
         site = web.TCPSite(self._tcp_runner, self.host, self.port)
@@ -250,7 +250,7 @@ class Gateway:
             if not stat.S_ISSOCK(path.lstat().st_mode):
                 raise DgmError(f"{path} exists and is not a socket", "choose another path")
             path.unlink()
-        app = build_app(lambda request: job if job.active else None, self._calls.call)
+        app = build_app(lambda request: job if job.active else None, self._calls.exchange)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await runner.setup()
         await web.UnixSite(runner, str(path)).start()
@@ -277,8 +277,11 @@ class Gateway:
             self._recorder.put(job.log.close)
 
     def _job_for_token(self, request: web.Request) -> BoundJob | None:
+        """The job of the bearer token (OpenAI clients) or of `x-api-key` (Anthropic's)."""
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-        return self._by_token.get(token.strip()) if scheme.lower() == "bearer" else None
+        if scheme.lower() != "bearer":
+            token = request.headers.get("x-api-key", "")
+        return self._by_token.get(token.strip())
 
     # -- calls -------------------------------------------------------------------------
     def complete(self, who: JobBinding | Endpoint, request: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""The HTTP face of the gateway (aiohttp): OpenAI Chat Completions over unix sockets and TCP.
+"""The HTTP face of the gateway (aiohttp): OpenAI Chat Completions and the Anthropic
+Messages API (anthropic_dialect.py) over unix sockets and TCP, streaming on both.
 
 One aiohttp application per listener: the TCP one finds the job by bearer token; each
 job's unix socket has its own application that knows its job, so a call on a job's
@@ -14,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from dgm.gateway import anthropic_dialect
 from dgm.gateway.protocol import stream_chunks
-from dgm.gateway.types import LLMCallError
+from dgm.gateway.types import LLMCallError, Usage
 
 if TYPE_CHECKING:
     from dgm.gateway.calls import BoundJob
@@ -27,7 +29,7 @@ MAX_REQUEST_BYTES = 4 * 1024 * 1024
 context window, and a bigger body is parsed by no one."""
 
 JobResolver = Callable[[web.Request], "BoundJob | None"]
-CallHandler = Callable[["BoundJob", Any], Awaitable[dict[str, Any]]]
+CallHandler = Callable[["BoundJob", Any], Awaitable[tuple[dict[str, Any], Usage]]]
 
 _RESOLVE = web.AppKey("resolve_job", JobResolver)
 _CALL = web.AppKey("call", CallHandler)
@@ -40,6 +42,7 @@ def build_app(resolve_job: JobResolver, call: CallHandler) -> web.Application:
     for prefix in ("/v1", ""):  # DGM_LLM_URL may or may not end in /v1
         app.router.add_post(f"{prefix}/chat/completions", _chat_completions)
         app.router.add_get(f"{prefix}/models", _models)
+        app.router.add_post(f"{prefix}/messages", _messages)
     app.router.add_get("/health", _health)
     return app
 
@@ -89,6 +92,21 @@ def _job(request: web.Request) -> BoundJob:
 
 
 async def _chat_completions(request: web.Request) -> web.StreamResponse:
+    return await _served(request, _answer)
+
+
+async def _messages(request: web.Request) -> web.StreamResponse:
+    """The Anthropic dialect: its own error shape, so the `anthropic` SDK reads the reason."""
+    try:
+        return await _served(request, _answer_messages)
+    except LLMCallError as exc:
+        return web.json_response(anthropic_dialect.error_body(exc), status=exc.status)
+
+
+Answerer = Callable[[web.Request, "BoundJob"], Awaitable[web.StreamResponse]]
+
+
+async def _served(request: web.Request, answer: Answerer) -> web.StreamResponse:
     job = _job(request)
     if request.content_length is not None and request.content_length > MAX_REQUEST_BYTES:
         raise web.HTTPRequestEntityTooLarge(MAX_REQUEST_BYTES, request.content_length)
@@ -103,17 +121,21 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
         )
     job.in_flight += 1
     try:
-        return await _answer(request, job)
+        return await answer(request, job)
     finally:
         job.in_flight -= 1
 
 
-async def _answer(request: web.Request, job: BoundJob) -> web.StreamResponse:
+async def _body(request: web.Request) -> Any:
     try:
-        raw = json.loads(await request.read())
+        return json.loads(await request.read())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise LLMCallError(f"request body is not valid JSON: {exc}") from None
-    answer = await request.app[_CALL](job, raw)
+
+
+async def _answer(request: web.Request, job: BoundJob) -> web.StreamResponse:
+    raw = await _body(request)
+    answer, _ = await request.app[_CALL](job, raw)
     if not (isinstance(raw, dict) and raw.get("stream")):
         return web.json_response(answer)
     include_usage = bool((raw.get("stream_options") or {}).get("include_usage"))
@@ -122,6 +144,20 @@ async def _answer(request: web.Request, job: BoundJob) -> web.StreamResponse:
     for chunk in stream_chunks(answer, include_usage):
         await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
     await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+async def _answer_messages(request: web.Request, job: BoundJob) -> web.StreamResponse:
+    raw = await _body(request)
+    answer, usage = await request.app[_CALL](job, anthropic_dialect.to_chat_request(raw))
+    message = anthropic_dialect.to_message(answer, usage)
+    if not raw.get("stream"):
+        return web.json_response(message)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for event, data in anthropic_dialect.stream_events(message):
+        await response.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
     await response.write_eof()
     return response
 

@@ -25,7 +25,10 @@ from typing import Any
 
 from dgm import safefs
 from dgm.errors import DgmError, NotFoundError
+from dgm.jobs.sdk_endpoints import PRELUDE, forwarder_mount
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox
+from dgm.sandbox.agent_env import ENV_MOUNT, ENV_PYTHON, ensure_env
+from dgm.sandbox.env_requirements import EnvironmentSpec, environment_of
 
 PLACEHOLDERS = {
     "agent_dir": "/agent",
@@ -51,19 +54,20 @@ class Manifest:
     improve_paths: tuple[str, ...] = ()
     """`[improve] paths`: the files that are the agent's improvement procedure."""
 
-    def command(self, which: str) -> str:
-        """The command `which` with the in-sandbox paths filled in."""
+    def command(self, which: str, python: str = "python3") -> str:
+        """The command `which` with the in-sandbox paths filled in; `{python}` is the
+        agent environment's interpreter (plain python3 for an agent without one)."""
         if which not in self.commands:
             raise DgmError(
                 f"agent {self.name!r} has no `{which}` command in agent.toml",
                 f'add `{which} = "..."` under [commands]',
             )
         try:
-            return self.commands[which].format(**PLACEHOLDERS)
+            return self.commands[which].format(**PLACEHOLDERS, python=python)
         except (KeyError, IndexError, ValueError) as exc:
             raise DgmError(
                 f"agent.toml `{which}` command uses an unknown placeholder {exc}",
-                f"placeholders are: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}",
+                f"placeholders are: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}, {{python}}",
             ) from None
 
 
@@ -112,6 +116,8 @@ class AgentRunRequest:
     labels: dict[str, str] = field(default_factory=dict)
     history: Path | None = None
     """A host folder mounted read-only at /history (`{history_dir}`; the improve command)."""
+    environment: EnvironmentSpec | None = None
+    """The environment to mount (a frozen run: the seed's); None: the agent's own."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,10 @@ class AgentRunResult:
     trajectory: Path | None
     error: str | None = None
     """Why no usable patch came back (setup failed, diff failed, patch too large)."""
+    out_skipped: tuple[str, ...] = ()
+    """Entries of /out that could not come out (links, special files), each named."""
+    environment: dict[str, Any] | None = None
+    """The agent environment it ran with (key, requirements, resolved wheels), or None."""
 
 
 def run_agent(
@@ -136,7 +146,9 @@ def run_agent(
     """Run the agent's command on its workspace; artefacts of /out land in `out_dir`.
     `endpoint` (a gateway `Endpoint` or an `LLMAccess`) is the job's way to the LLM."""
     manifest = load_manifest(request.agent_dir)
-    command = manifest.command(request.command)
+    spec = request.environment or environment_of(request.agent_dir)
+    agent_env = ensure_env(spec)
+    command = manifest.command(request.command, ENV_PYTHON if agent_env else "python3")
     if (request.workspace is None) == (request.workspace_in_image is None):
         raise ValueError("give exactly one of workspace= or workspace_in_image=")
     out_dir = Path(out_dir)
@@ -166,7 +178,11 @@ def run_agent(
         if endpoint is not None and endpoint.socket_path is not None:
             socket_path = Path(endpoint.socket_path)
             mounts.append(Mount(socket_path, str(endpoint.container_socket_path), False))
+            mounts.append(forwarder_mount())
             env.update(endpoint.env)
+        if agent_env is not None:
+            mounts.append(Mount(agent_env.path, ENV_MOUNT, read_only=True))
+            env["DGM_AGENT_PYTHON"] = ENV_PYTHON
         _readable(Path(tmp))
         spec = SandboxSpec(
             image=request.image,
@@ -179,7 +195,7 @@ def run_agent(
         with open_sandbox(spec, backend) as box:
             setup = f"cp -a {source}/. /work/ || {{ echo '{SETUP_FAILED}'; exit 97; }}; "
             run = box.exec(
-                ["/bin/sh", "-c", setup + 'cd /work && exec /bin/sh -c "$DGM_COMMAND"'],
+                ["/bin/sh", "-c", setup + PRELUDE + 'cd /work && exec /bin/sh -c "$DGM_COMMAND"'],
                 timeout=request.timeout_s,
                 env={"DGM_COMMAND": command},
             )
@@ -188,15 +204,19 @@ def run_agent(
                 patch = ""
             else:
                 patch, error = take_diff(box, request.base_commit)
-            trajectory = _collect_out(box, out_dir)
+            skipped: list[str] = []
+            trajectory = _collect_out(box, out_dir, skipped)
+    notes = "".join(f"\n[dgm] /out: {note}; left out, the rest was kept" for note in skipped)
     return AgentRunResult(
         patch=patch,
         exit_code=run.exit_code,
         timed_out=run.timed_out,
         seconds=run.duration_s,
-        output=run.output,
+        output=run.output + notes,
         trajectory=trajectory,
         error=error,
+        out_skipped=tuple(skipped),
+        environment=agent_env.describe() if agent_env else None,
     )
 
 
@@ -218,12 +238,13 @@ def take_diff(box: Any, base_commit: str) -> tuple[str, str | None]:
     return result.output, None
 
 
-def _collect_out(box: Any, out_dir: Path) -> Path | None:
-    """Copy /out back (only regular files and folders come out: see tarsafe) and return
-    the agent's trajectory.json if it wrote one."""
+def _collect_out(box: Any, out_dir: Path, skipped: list[str]) -> Path | None:
+    """Copy /out back (only regular files and folders come out: see tarsafe; a link or
+    special file is left out with a note in `skipped`) and return the agent's
+    trajectory.json if it wrote one."""
     try:
         with tempfile.TemporaryDirectory(prefix="dgm-out-") as tmp:
-            box.copy_out("/out", tmp, max_bytes=OUT_MAX_BYTES)
+            box.copy_out("/out", tmp, max_bytes=OUT_MAX_BYTES, skipped=skipped)
             written = Path(tmp) / "out"
             for item in written.iterdir() if written.is_dir() else []:
                 target = out_dir / item.name
@@ -231,7 +252,8 @@ def _collect_out(box: Any, out_dir: Path) -> Path | None:
                     shutil.move(str(item), target)
             if written.is_dir():
                 _keep_tools(written, out_dir / "tools")
-    except DgmError:
+    except DgmError as exc:
+        skipped.append(f"nothing came out: {exc.message}")
         return None
     trajectory = out_dir / "trajectory.json"
     return trajectory if safefs.is_regular(trajectory) else None

@@ -30,6 +30,7 @@ from typing import Any
 
 from dgm.benchmarks.registry import benchmark_of
 from dgm.benchmarks.task import Task, Verdict
+from dgm.jobs.agent_env_change import spec_of
 from dgm.jobs.agent_run import AgentRunRequest, run_agent
 from dgm.jobs.llm_access import LLMAccess
 from dgm.jobs.tamper_scan import scan_diff
@@ -70,7 +71,12 @@ class EvalJob:
     run: str = ""
     llm: LLMAccess | None = None
     """How the agent reaches the LLM (bound by the caller); None for agents that call none."""
+    environment: dict[str, Any] | None = None
+    """A frozen run's seed environment (`[environment] frozen`); None: the agent's own."""
     backend: str = "docker"
+    rejudge: bool = False
+    """The node's own diff carries a tamper-scan warning: every pass is judged a second
+    time with extra mutated copies before it counts (as for a warned solution patch)."""
 
     @property
     def id(self) -> str:
@@ -82,6 +88,10 @@ class EvalJob:
         inputs = {**self.to_dict(), "agent": agent}
         for key in ("log_dir", "llm", "backend"):
             inputs.pop(key)
+        if not self.rejudge:  # job ids (hashed from this) stay what they were before
+            inputs.pop("rejudge")
+        if inputs["environment"] is None:  # ids of runs from before environments stay
+            inputs.pop("environment")
         digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
         return f"eval-{digest[:20]}"
 
@@ -135,15 +145,28 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
             workspace_in_image=None if base else task.workspace_in_image,
             task_extras=extras,
             labels=labels,
+            environment=spec_of(job.environment),
         )
         endpoint = job.llm if job.agent.builtin is None else None
         agent = run_agent(request, log_dir / "out", endpoint, backend)
     (log_dir / "patch.diff").write_text(agent.patch)
     (log_dir / "agent_output.txt").write_text(agent.output)
+    if agent.environment is not None:  # what the agent ran with: requirements, wheel hashes
+        (log_dir / "environment.json").write_text(json.dumps(agent.environment, indent=2))
     if agent.trajectory is not None:
         shutil.copyfile(agent.trajectory, log_dir / "trajectory.json")
     verdict, test_output = benchmark.judge(task, agent.patch, limits, backend, labels)
     (log_dir / "test_output.txt").write_text(test_output)
+    warnings = scan_diff(agent.patch, role="solution")  # static: warnings, not a verdict
+    rejudged = None
+    if (warnings or job.rejudge) and verdict.resolved and not verdict.tampered:
+        # A warning costs the agent: its pass counts only if a second judge, with fresh
+        # and extra mutated copies of the real tests, agrees.
+        again, again_output = benchmark.judge(task, agent.patch, limits, backend, labels,
+                                              extra_copies=True)  # fmt: skip
+        (log_dir / "rejudge_output.txt").write_text(again_output)
+        rejudged = rejudge_record(again, warnings, job.rejudge)
+        verdict = merge_rejudge(verdict, again)
     error = agent.error or verdict.error
     empty = not agent.patch.strip()
     if empty and verdict.resolved and not error:
@@ -153,7 +176,6 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
     if agent.timed_out and not error:
         error = f"the agent was stopped at its {job.agent_timeout_s} s limit"
     total = time.monotonic() - started
-    warnings = scan_diff(agent.patch, role="solution")  # static: warnings, not a verdict
     canaries = _canaries(verdict)  # recorded so that no prompt ever shows them (diagnose.py)
     outcome = Evaluation(
         node_id=job.node_id,
@@ -174,12 +196,14 @@ def evaluate_task(job: EvalJob, ctx: EvalContext | None = None) -> Evaluation:
             "usage": dict(NO_USAGE),
             "language": task.language,
             "test_seconds": round(verdict.test_seconds, 3),
+            **({"out_skipped": list(agent.out_skipped)} if agent.out_skipped else {}),
             "harness_seconds": round(max(0.0, total - agent.seconds - verdict.test_seconds), 3),
             "agent_exit_code": agent.exit_code,
             "agent_timed_out": agent.timed_out,
             "judge_exit_code": verdict.exit_code,
         }
         | ({"tamper_warnings": warnings} if warnings else {})
+        | ({"rejudge": rejudged} if rejudged else {})
         | ({"tamper_evidence": _evidence(verdict)} if verdict.tampered else {})
         | ({"canaries": canaries} if canaries else {}),
         tampered=verdict.tampered,
@@ -219,6 +243,29 @@ def _evidence(verdict: Verdict) -> str:
     """What the judge saw, never empty for a tampered verdict: for people (`dgm show`, the
     report), never for a prompt."""
     return str(verdict.details.get("tamper_evidence") or "the judge gave no details")[:2_000]
+
+
+def rejudge_record(again: Verdict, warnings: list[dict[str, Any]], node_warned: bool) -> dict:
+    """What `dgm show` and the report say about a re-judge: why, and what it found."""
+    why = sorted({str(w.get("kind")) for w in warnings}) + (["node diff"] if node_warned else [])
+    outcome = "tampered" if again.tampered else "clean" if again.resolved else "not resolved"
+    evidence = str(again.details.get("tamper_evidence") or again.error or "")[:300]
+    return {"why": why, "outcome": outcome, "evidence": evidence}
+
+
+def merge_rejudge(first: Verdict, again: Verdict) -> Verdict:
+    """A pass stands only if the re-judge passes too; tampering found by either counts."""
+    details = dict(first.details)
+    if again.tampered:
+        details["tamper_evidence"] = again.details.get("tamper_evidence", "the re-judge")
+    canaries = [*(first.details.get("canaries") or []), *(again.details.get("canaries") or [])]
+    details["canaries"] = canaries
+    error = first.error
+    if not again.resolved and not error:
+        error = f"the re-judge did not confirm the pass: {again.error or 'a test failed'}"
+    resolved = first.resolved and again.resolved
+    tampered = first.tampered or again.tampered
+    return replace(first, resolved=resolved, tampered=tampered, details=details, error=error)
 
 
 def _canaries(verdict: Verdict) -> list[str]:

@@ -73,13 +73,12 @@ class ConfirmStrategy(Strategy):
     def final_choice(  # type: ignore[override]  # None: nothing may ship
         self, state: SearchState, excluded: Collection[NodeId] = ()
     ) -> NodeId | None:
-        """The best candidate on the held-out tasks; `excluded` (nodes the judge caught
-        tampering) are never chosen. None when every candidate is excluded."""
-        n_tasks = len(state.plan.stage1)
-        rule = FinalRule(self.final.quantile, min(self.final.min_evals, n_tasks))
-        ranked = [c for c in rule.ranked(state) if c != _ROOT and c not in excluded]
+        """The best candidate on the held-out tasks by the one shipping rule; `excluded`
+        (nodes the judge caught tampering) are never chosen. None when every candidate
+        is excluded or none has a held-out result."""
         allowed = [c for c in self.candidates if c not in excluded]
-        return ranked[0] if ranked else (allowed[0] if allowed else None)
+        ranked = [c for c in self.final.ranked(state) if c in allowed]
+        return ranked[0] if ranked else None
 
 
 def confirm(

@@ -42,7 +42,7 @@ from dgm.loop.stop_rules import (
     StopRules,
 )
 from dgm.store import Run, best_node
-from dgm.strategies import SearchState, Strategy, make_strategy
+from dgm.strategies import Budget, SearchState, Strategy, make_strategy
 
 __all__ = ["JobFactory", "LoopSummary", "MetaLoop", "eval_job_id", "expand_job_id", "rebuild_state"]
 
@@ -138,16 +138,18 @@ class MetaLoop:
         # Seeded by the config's seed and the history, so a resumed run does not replay
         # the random choices it already made.
         seed = np.random.SeedSequence([config.seed, done_jobs])
-        strategy = self.strategy = make_strategy(config.strategy, seed=seed)
+        # A fresh replay follows the recorded order of job starts and finishes.
+        recorded = RecordedOrder.of_model(config.llm.model) if not done_jobs else None
+        slots = recorded.workers if recorded and recorded.workers else config.workers
         limits = config.limits
+        strategy = self.strategy = make_strategy(  # plans with the recorded run's workers
+            config.strategy, seed, slots, Budget(limits.max_evals)
+        )
         budget = SearchBudget(
             max_evals=limits.max_evals,
             max_nodes=limits.max_nodes,
             max_expansions=limits.max_expansions,
         )
-        # A fresh replay follows the recorded order of job starts and finishes.
-        recorded = RecordedOrder.of_model(config.llm.model) if not done_jobs else None
-        slots = recorded.workers if recorded and recorded.workers else config.workers
         run.event("run_started", strategy=config.strategy.name, resumed=done_jobs > 0,
                   workers=slots)  # fmt: skip
         with make_executor(self.executor_kind, config.workers, run, self.jobs) as pool:

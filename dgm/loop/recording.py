@@ -80,6 +80,8 @@ class Recorder:
         } | ({"tamper_warnings": w} if (w := getattr(result, "tamper_warnings", None)) else {})
         meta |= {"procedure": getattr(result, "procedure", "dgm"),
                  "improve_changed": bool(getattr(result, "improve_changed", False))}  # fmt: skip
+        if getattr(result, "environment_change", None):  # new code that runs: say so
+            meta["environment"] = result.environment_change
         if meta["procedure"] == "agent":  # the loop's target only named the job
             meta["target"] = "the agent's own choice (its improve command)"
         if result.status == "ok":

@@ -8,10 +8,12 @@ from typing import Any
 from dgm.store import Run
 from dgm.store.selection import held_out_tasks
 from dgm.strategies import Evaluate, Expand, NodeId, SearchState, TaskPlan
-from dgm.strategies.state import BARREN_AFTER
+from dgm.strategies.state import DEFAULT_BARREN_AFTER
 
 
-def rebuild_state(run: Run, plan: TaskPlan, barren_after: int = BARREN_AFTER) -> SearchState:
+def rebuild_state(
+    run: Run, plan: TaskPlan, barren_after: int = DEFAULT_BARREN_AFTER
+) -> SearchState:
     """The search state from recorded history: active nodes (with their code ids),
     evaluations on planned tasks, failed expansions (rejected children and jobs that made
     no child), and each code's barren streak, replayed in the order things happened."""
@@ -36,8 +38,8 @@ def rebuild_state(run: Run, plan: TaskPlan, barren_after: int = BARREN_AFTER) ->
     failed = [who for _, what, who, _ in history if what == "failed"]
     codes = run.code_ids()
     results = [(e.node_id, e.task_id, e.resolved) for e in evaluations]
-    state = SearchState.replay(plan, nodes, _stage_order(results, plan), failed, codes=codes)
-    state.barren_after = barren_after
+    ordered = _stage_order(results, plan)
+    state = SearchState.replay(plan, nodes, ordered, failed, codes=codes, barren_after=barren_after)
     parents = {node: parent for node, parent in nodes}
     for node, count in _barren_streaks(sorted(history), parents, codes).items():
         state.set_barren_streak(node, count)

@@ -29,11 +29,13 @@ def new_run_config(
     dry_run_world: str | None = None,
     subset_given: bool = False,
     config_given: bool = False,
+    third_party_agent: bool = False,
 ) -> tuple[RunConfig, Path]:
     """The config of a new run and its directory (default: archive/<name>-<timestamp>).
     The dry run plays every model with the built-in scripted model (`dry_run_world`,
     default capability, or hyperagent with `--self-improve agent`: dgm/scripted/worlds.py),
-    on the dry-run tasks, within 16 evaluations unless a limit is given."""
+    on the dry-run tasks, within 16 evaluations unless a limit is given. An agent dgm did
+    not write (`third_party_agent`) gets the `shell` world unless another is named."""
     if run_dir is None:
         name = f"{base.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         run_dir = default_run_dir(name)
@@ -47,7 +49,7 @@ def new_run_config(
         from dgm.scripted.worlds import world_model
 
         mode = overrides.get("self_improve.mode") or base.self_improve.mode
-        model = world_model(dry_run_world, mode)
+        model = world_model(dry_run_world or ("shell" if third_party_agent else None), mode)
         overrides["llm.model"] = model
         overrides["llm.diagnose_model"] = model
         if not subset_given and not config_given:
@@ -57,7 +59,27 @@ def new_run_config(
                   "limits.budget_usd", "limits.max_hours")  # fmt: skip
         if not any(overrides.get(k) for k in limits) and not base.limits.max_evals:
             overrides["limits.max_evals"] = DRY_RUN_MAX_EVALS
+    data = overrides.get("benchmark.data")
+    if data and not subset_given and not config_given:
+        # The default subsets name the shipped data's instances: own data means its own
+        # (a dry run keeps its tasks where the data holds them all).
+        bench = str(overrides.get("benchmark.name") or base.benchmark.name)
+        overrides["benchmark.subset"] = _subset_for_data(bench, str(data), overrides.get(
+            "benchmark.subset") if dry_run else None)  # fmt: skip
     return base.with_overrides(overrides), run_dir
+
+
+def _subset_for_data(benchmark: str, data: str, wanted: str | None) -> str:
+    """`wanted` if the data holds all its tasks, else `full` (every instance it holds)."""
+    if wanted is None:
+        return "full"
+    from dgm.benchmarks import load_benchmark
+
+    try:
+        load_benchmark(benchmark, data, 300).tasks(wanted)
+    except DgmError:
+        return "full"
+    return wanted
 
 
 def sweep_orphans() -> int:

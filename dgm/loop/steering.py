@@ -41,8 +41,10 @@ class Steering:
     def attach(self, scheduler: Any, state: SearchState) -> None:
         """Start steering this session: earlier pins and bans hold again."""
         self.scheduler, self.state = scheduler, state
-        state.pinned |= marked_nodes(self.run.db, "pin")
-        state.banned |= marked_nodes(self.run.db, "ban")
+        for node in marked_nodes(self.run.db, "pin"):
+            state.parents.pin(node)
+        for node in marked_nodes(self.run.db, "ban"):
+            state.parents.ban(node)
 
     def apply_pending(self) -> None:
         """Every pending request, in the order asked (the loop's thread)."""
@@ -122,15 +124,13 @@ class Steering:
     def _pin(self, request: SteeringRequest) -> str:
         node = int(request.args["node"])
         if self.state is not None:
-            self.state.pinned.add(node)
-            self.state.banned.discard(node)
+            self.state.parents.pin(node)
         return f"node {node} is always a candidate parent"
 
     def _ban(self, request: SteeringRequest) -> str:
         node = int(request.args["node"])
         if self.state is not None:
-            self.state.banned.add(node)
-            self.state.pinned.discard(node)
+            self.state.parents.ban(node)
         return f"node {node} is never a parent and never shipped"
 
     def _evaluate(self, request: SteeringRequest) -> str:

@@ -45,11 +45,13 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
     log_index: dict[str, int] = {}
     warned: dict[int, list[tuple[str, list]]] = {}
     forged: dict[int, list[str]] = {}  # node -> "task: the judge's evidence"
+    rejudged: dict[int, list[str]] = {}
     for e in evaluations:
         if e.tampered:
             forged.setdefault(e.node_id, []).append(f"{e.task_id}: {e.tamper_evidence}"[:300])
         if e.details.get(WARNINGS):
             warned.setdefault(e.node_id, []).append((e.task_id, e.details[WARNINGS]))
+        rejudged.setdefault(e.node_id, []).extend(rejudge_lines([e]))
         verdict = _verdict(e)
         row = heat.setdefault(e.node_id, [NONE] * len(tasks))
         i = task_index[e.task_id]
@@ -98,7 +100,8 @@ def report_data(run: Run, out_dir: Path) -> dict[str, Any]:
                 "onPath": node_id in best_path,
                 "marks": attrs.get("marks", []),
                 "meta": {k: str(v)[:200] for k, v in node.meta.items() if k != WARNINGS},
-                "warnings": tamper_lines(node.meta, warned.get(node_id, [])),
+                "warnings": tamper_lines(node.meta, warned.get(node_id, []))
+                + rejudged.get(node_id, [])[:30],
                 "tampered": forged.get(node_id, [])[:30],
                 "heat": "".join(heat.get(node_id, [])),
                 "evals": per_node.get(node_id, []),
@@ -147,6 +150,17 @@ def tamper_lines(meta: dict[str, Any], by_task: list[tuple[str, list]]) -> list[
              for w in meta.get(WARNINGS) or []]  # fmt: skip
     for task, warnings in by_task:
         lines += [f"{task}: {w['kind']}: {w['file']}: {w['why']}: {w['line']}" for w in warnings]
+    return [line[:300] for line in lines[:30]]
+
+
+def rejudge_lines(evaluations: list[Any]) -> list[str]:
+    """Each re-judge a warning caused (extra mutated copies before a pass counts)."""
+    lines = []
+    for e in evaluations:
+        again = e.details.get("rejudge")
+        if isinstance(again, dict):
+            why = ", ".join(map(str, again.get("why") or []))
+            lines.append(f"{e.task_id}: re-judged ({why}): {again.get('outcome')}")
     return [line[:300] for line in lines[:30]]
 
 

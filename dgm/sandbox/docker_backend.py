@@ -257,9 +257,14 @@ class DockerSandbox:
             raise SandboxError(f"copy into {container_dir} failed: {output.strip()[-400:]}")
 
     def copy_out(
-        self, container_path: str, host_dir: Path | str, max_bytes: int = tarsafe.DEFAULT_MAX_BYTES
+        self,
+        container_path: str,
+        host_dir: Path | str,
+        max_bytes: int = tarsafe.DEFAULT_MAX_BYTES,
+        skipped: list[str] | None = None,
     ) -> list[str]:
-        """Copy `container_path` out into `host_dir`; refuses entries that would escape it."""
+        """Copy `container_path` out into `host_dir`; refuses entries that would escape it
+        (or, given `skipped`, leaves them out with a note there)."""
         parent, _, base = container_path.rstrip("/").rpartition("/")
         api = self.client.api
         exec_id = api.exec_create(
@@ -271,7 +276,7 @@ class DockerSandbox:
         if code != 0:
             raise SandboxError(f"copy out of {container_path} failed (tar exit {code})")
         with spooled:
-            return tarsafe.safe_extract(spooled, Path(host_dir), max_bytes)
+            return tarsafe.safe_extract(spooled, Path(host_dir), max_bytes, skipped=skipped)
 
     def _exec_stdin(self, argv: list[str], data: bytes) -> tuple[int, str]:
         from docker.utils.socket import frames_iter

@@ -51,6 +51,25 @@ def run_checks() -> list[Check]:
     )
     if reason is None:
         checks += _image_checks()
+    return checks + _env_checks()
+
+
+def _env_checks() -> list[Check]:
+    """Agent environments built so far (agent.toml `[environment]`), one line each."""
+    from dgm.sandbox.agent_env import env_root, list_envs
+
+    envs = list_envs()
+    if not envs:
+        return [Check("agent environments", True, f"none built yet in {env_root()} (built on "
+                      "first use of an agent whose agent.toml has [environment])")]  # fmt: skip
+    checks = []
+    for env in envs:
+        wanted = ", ".join(env.get("requirements", [])[:4])
+        more = " ..." if len(env.get("requirements", [])) > 4 else ""
+        detail = (f"{wanted}{more}: {len(env.get('resolved', []))} wheels, "
+                  f"{env.get('size_mib', '?')} MiB, built in {env.get('build_s', '?')}s "
+                  f"at {env['path']}")  # fmt: skip
+        checks.append(Check(f"agent env {env.get('key')}", True, detail))
     return checks
 
 

@@ -171,7 +171,11 @@ class LocalSandbox:
         tarsafe.safe_extract(io.BytesIO(data), self.host_path(container_dir))
 
     def copy_out(
-        self, container_path: str, host_dir: Path | str, max_bytes: int = tarsafe.DEFAULT_MAX_BYTES
+        self,
+        container_path: str,
+        host_dir: Path | str,
+        max_bytes: int = tarsafe.DEFAULT_MAX_BYTES,
+        skipped: list[str] | None = None,
     ) -> list[str]:
         source = self.host_path(container_path)
         # Pack without following links (what the sandbox planted stays a link), then
@@ -181,7 +185,7 @@ class LocalSandbox:
             raise SandboxError(f"copy-out exceeds the size cap of {max_bytes} bytes")
         import io
 
-        return tarsafe.safe_extract(io.BytesIO(data), Path(host_dir), max_bytes)
+        return tarsafe.safe_extract(io.BytesIO(data), Path(host_dir), max_bytes, skipped=skipped)
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)

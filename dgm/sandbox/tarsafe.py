@@ -3,7 +3,9 @@
 Extraction does not rely on `tarfile`'s extraction filters (they arrived in 3.11.4 and
 their rules changed between patch releases): it writes every member itself. Only plain
 folders and regular files come out; the first absolute name, `..` component, symlink,
-hard link, device, FIFO or other special member refuses the whole copy-out. Each
+hard link, device, FIFO or other special member refuses the whole copy-out, or, when the
+caller asks for it (`skipped=`, the agent's /out), is left out with a note naming it while
+the plain files beside it come out. Each
 member is written by walking the target one component at a time with `O_NOFOLLOW`
 (so nothing already in the target, planted or raced, is followed), files are created
 `O_EXCL` with plain permission bits (no set-uid), and the total size and member count
@@ -55,15 +57,22 @@ def spool(chunks: Iterable[bytes], max_bytes: int = DEFAULT_MAX_BYTES) -> IO[byt
     return spooled
 
 
+class UnsafeEntry(SandboxError):
+    """One member of a copy-out that may not come out (a link, a special file, a bad name)."""
+
+
 def safe_extract(
     fileobj: IO[bytes],
     target: Path,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_members: int = DEFAULT_MAX_MEMBERS,
+    skipped: list[str] | None = None,
 ) -> list[str]:
     """Extract an untrusted tar into `target`; returns the member names written.
 
-    Raises SandboxError (and writes nothing further) on the first unsafe member.
+    Raises SandboxError (and writes nothing further) on the first unsafe member, unless
+    `skipped` is a list: then an unsafe member is left out and a note naming it appended.
+    Size and count caps always refuse the whole copy-out.
     """
     target = Path(target)
     target.mkdir(parents=True, exist_ok=True)
@@ -77,21 +86,32 @@ def safe_extract(
                     raise SandboxError(f"copy-out has more than {max_members} entries")
                 if member.size > budget[0]:
                     raise SandboxError(f"copy-out exceeds the size cap of {max_bytes} bytes")
-                parts = _parts(member)
-                if member.isdir():
-                    os.close(_folder(root, parts, member.name))
-                elif member.isreg():
-                    source = tar.extractfile(member)
-                    assert source is not None
-                    _write(root, parts, member, source, budget, max_bytes)
-                else:
-                    _refuse(member.name, f"a {_KINDS.get(member.type, 'special')} entry")
-                written.append("/".join(parts))
+                try:
+                    written.append(_extract(tar, member, root, budget, max_bytes))
+                except UnsafeEntry as exc:
+                    if skipped is None:
+                        raise
+                    skipped.append(exc.message)
     except tarfile.TarError as exc:
         raise SandboxError(f"copy-out is not a readable tar stream: {exc}") from None
     finally:
         os.close(root)
     return written
+
+
+def _extract(
+    tar: tarfile.TarFile, member: tarfile.TarInfo, root: int, budget: list[int], max_bytes: int
+) -> str:
+    parts = _parts(member)
+    if member.isdir():
+        os.close(_folder(root, parts, member.name))
+    elif member.isreg():
+        source = tar.extractfile(member)
+        assert source is not None
+        _write(root, parts, member, source, budget, max_bytes)
+    else:
+        _refuse(member.name, f"a {_KINDS.get(member.type, 'special')} entry")
+    return "/".join(parts)
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -106,7 +126,7 @@ _KINDS = {
 
 
 def _refuse(name: str, why: str) -> None:
-    raise SandboxError(
+    raise UnsafeEntry(
         f"refused unsafe entry {name!r} in copy-out: {why}",
         "only plain files and folders come out of a sandbox",
     )

@@ -14,12 +14,14 @@ from typing import Any
 from dgm.errors import DgmError
 from dgm.scripted.dry_run import DryRunScript
 from dgm.scripted.hyperagent import HyperagentScript
+from dgm.scripted.shell_world import ShellWorldScript
 from dgm.scripted.toolmaker import ToolmakerScript
 
 WORLDS: dict[str, Callable[[Any], Any]] = {
     "capability": DryRunScript,  # self-improvement adds a search tool (dry_run.py)
     "toolmaker": ToolmakerScript,  # runtime tools, kept by a harvest (toolmaker.py)
     "hyperagent": HyperagentScript,  # the agent's own improve procedure (hyperagent.py)
+    "shell": ShellWorldScript,  # any agent with a shell, e.g. third-party ones (shell_world.py)
 }
 DEFAULT_WORLD = "capability"
 

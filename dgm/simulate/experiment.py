@@ -23,7 +23,7 @@ from dgm.loop.scheduler import Scheduler, SearchBudget
 from dgm.simulate.executor import SimulatedExecutor
 from dgm.simulate.landscape import LandscapeParams, World
 from dgm.simulate.variants import variant
-from dgm.strategies import ROOT, NodeId, SearchState, make_strategy, split_plan
+from dgm.strategies import ROOT, Budget, NodeId, SearchState, make_strategy, split_plan
 
 
 @dataclass
@@ -36,6 +36,9 @@ class SeedResult:
     """Best true rate of any agent made, shipped or not."""
     evals_to_target: float | None
     """Evaluation-equivalents spent when the shipped agent first reached the target."""
+    evals_to_make: float | None
+    """Evaluation-equivalents spent when an agent reaching the target was first made
+    (shipped or not): the shipping lag is evals_to_target - evals_to_make."""
     evals_used: float
     nodes: int
     sim_hours: float
@@ -71,14 +74,20 @@ def run_one(
     world = (
         World(landscape, seed) if isinstance(landscape, LandscapeParams) else landscape.world(seed)
     )
-    state = SearchState(split_plan(world.plan(), config, seed)[0])
-    strategy = make_strategy(config, strategy_seed(strategy_name, seed))
+    state = SearchState(split_plan(world.plan(), config, seed)[0], barren_after=config.barren_after)
+    plan_budget = Budget(budget, world.params.expansion_cost)
+    strategy = make_strategy(config, strategy_seed(strategy_name, seed), workers, plan_budget)
     durations_rng = np.random.default_rng([seed, zlib.crc32(b"durations")])
     executor = SimulatedExecutor(world, durations_rng)
     limits = SearchBudget(max_evals=budget, expansion_cost=world.params.expansion_cost)
     curve: list[tuple[float, float, float]] = []
     best = [world.true_rate(ROOT)]
     reached_at: list[float] = []
+    made_at: list[float] = []
+
+    def shipped_rate(state: SearchState) -> float:
+        # Nothing shipped (no node evaluated yet): the user still has the seed.
+        return world.true_rate(strategy.final_choice(state) or ROOT)
 
     scheduler: Scheduler
 
@@ -87,11 +96,13 @@ def run_one(
         child = getattr(outcome, "child", None)
         if child is not None:
             best[0] = max(best[0], world.true_rate(child))
-        shipped_rate = world.true_rate(strategy.final_choice(state))
+        shipped = shipped_rate(state)
         spent = scheduler.spent
-        curve.append((spent, shipped_rate, best[0]))
-        if not reached_at and shipped_rate >= target:
+        curve.append((spent, shipped, best[0]))
+        if not reached_at and shipped >= target:
             reached_at.append(spent)
+        if not made_at and best[0] >= target:
+            made_at.append(spent)
 
     scheduler = Scheduler(strategy, state, executor, workers, limits, on_complete=observe)
     summary = scheduler.run()
@@ -99,10 +110,11 @@ def run_one(
     return SeedResult(
         strategy=strategy_name,
         seed=seed,
-        shipped=shipped,
-        shipped_true_rate=world.true_rate(shipped),
+        shipped=ROOT if shipped is None else shipped,
+        shipped_true_rate=shipped_rate(state),
         best_true_rate=best[0],
         evals_to_target=reached_at[0] if reached_at else None,
+        evals_to_make=made_at[0] if made_at else None,
         evals_used=scheduler.spent,
         nodes=state.size,
         sim_hours=summary.finished_at - summary.started_at,
@@ -126,6 +138,8 @@ class StrategySummary:
     """Median over all seeds, a seed that never reached counting as infinitely many;
     None when half or more never reached."""
     sim_hours_mean: float
+    evals_to_make_median: float | None = None
+    """Median evaluations until an agent reaching the target was made (shipped or not)."""
 
 
 # Two-sided 95% Student-t quantiles for small samples; 1.96 beyond.
@@ -163,7 +177,14 @@ def summarise(results: list[SeedResult]) -> StrategySummary:
         evals_to_target_mean=statistics.fmean(hits) if hits else None,
         evals_to_target_median=None if math.isinf(median) else median,
         sim_hours_mean=statistics.fmean(r.sim_hours for r in results),
+        evals_to_make_median=_median_reached([r.evals_to_make for r in results]),
     )
+
+
+def _median_reached(values: list[float | None]) -> float | None:
+    """Median, a seed that never reached counting as infinite; None when that is inf."""
+    median = statistics.median(math.inf if v is None else v for v in values)
+    return None if math.isinf(median) else median
 
 
 def run_experiment(

@@ -25,6 +25,16 @@ Two optional mechanisms (off in the first four presets):
   with probability `p_transfer`: the experience that can spread between branches.
 - A noisy judge (`flaky_rate` > 0): that share of evaluations reports a fair coin instead
   of the agent's real result (flaky tests); true rates are unaffected.
+
+Three more, for the held-out landscapes (issue 27; none is in the six presets):
+- Heavy-tailed gains (`improve_tail` > 0): an improvement's jump is `improve_scale` times
+  a Lomax (Pareto II) draw of that shape: mostly tiny, rarely huge.
+- A deceptive clade (`trap_share` > 0): each child of the seed founds a trap clade with
+  that probability; in it improvements are `trap_boost` times as likely but the ability
+  never passes the rate `trap_ceiling`: early gains, then a wall.
+- Specialists (`task_groups` > 0): tasks fall in that many groups and an improvement
+  raises the ability on one group only (by twice the jump); declines hit every group.
+- `budget`: the landscape's own evaluation budget (None: the experiment's).
 """
 
 from __future__ import annotations
@@ -74,6 +84,14 @@ class LandscapeParams(BaseModel):
     """Chance a child adopts each skill of its group's members that it lacks."""
     flaky_rate: float = Field(default=0.0, ge=0, le=1)
     """Share of evaluations whose reported result is a fair coin."""
+    improve_tail: float = Field(default=0.0, ge=0)
+    """0: exponential jumps; > 0: Lomax jumps of this shape (heavy-tailed)."""
+    trap_share: float = Field(default=0.0, ge=0, le=1)
+    trap_boost: float = Field(default=3.0, ge=1)
+    trap_ceiling: float = Field(default=0.45, gt=0, lt=1)
+    task_groups: int = Field(default=0, ge=0)
+    budget: float | None = Field(default=None, gt=0)
+    """Evaluation-equivalents a run gets on this landscape (None: the experiment's)."""
     target: float = Field(default=0.5, gt=0, lt=1)
     """Default true solve rate a strategy must ship to count as reaching the target."""
 
@@ -106,6 +124,12 @@ class World:
         self.parent: dict[NodeId, NodeId | None] = {ROOT: None}
         self.skills: dict[NodeId, frozenset[int]] = {ROOT: frozenset()}
         self._true_rate: dict[NodeId, float] = {}
+        groups = max(1, params.task_groups)
+        self._group = np.arange(n_tasks) % groups  # the group of each task
+        self._task_index = {t: i for i, t in enumerate(self.task_ids)}
+        self.offsets: dict[NodeId, np.ndarray] = {ROOT: np.zeros(groups)}
+        self.trap: dict[NodeId, bool] = {ROOT: False}
+        self._trap_theta = self._theta_for_rate(params.trap_ceiling)
 
     def plan(self) -> TaskPlan:
         s1 = self.params.stage1_tasks
@@ -117,12 +141,14 @@ class World:
     def true_rate(self, node: NodeId) -> float:
         rate = self._true_rate.get(node)
         if rate is None:
-            rate = float(np.mean(_sigmoid(self.theta[node] - self._d)))
+            ability = self.theta[node] + self.offsets[node][self._group]
+            rate = float(np.mean(_sigmoid(ability - self._d)))
             self._true_rate[node] = rate
         return rate
 
     def solve_probability(self, node: NodeId, task: str) -> float:
-        return float(_sigmoid(self.theta[node] - self.difficulty[task]))
+        i = self._task_index[task]
+        return float(_sigmoid(self.theta[node] + self.offsets[node][self._group[i]] - self._d[i]))
 
     def metaproductivity(self, node: NodeId) -> float:
         return math.exp(self.log_metaprod[node])
@@ -136,14 +162,21 @@ class World:
             return None
         m = self.metaproductivity(parent)
         skills = set(self.skills[parent])
-        if rng.random() < min(0.95, p.p_improve * m):
+        trap = self.trap[parent] or (parent == ROOT and rng.random() < p.trap_share)
+        offsets = self.offsets[parent].copy()
+        if rng.random() < min(0.95, p.p_improve * m * (p.trap_boost if trap else 1.0)):
             if p.traits:
                 unknown = [k for k in range(p.traits) if k not in skills]
                 if unknown:
                     skills.add(int(rng.choice(unknown)))
                 delta = 0.0
+            elif p.improve_tail:
+                delta = p.improve_scale * float(rng.pareto(p.improve_tail))
             else:
                 delta = float(rng.exponential(p.improve_scale))
+            if p.task_groups and delta:  # a specialist's gain: one group, twice the jump
+                offsets[int(rng.integers(p.task_groups))] += 2.0 * delta
+                delta = 0.0
         elif rng.random() < p.p_same:
             delta = 0.0
         else:
@@ -154,7 +187,10 @@ class World:
                     skills.add(k)
         delta += p.trait_gain * (len(skills) - len(self.skills[parent]))
         child = len(self.theta)
-        self.theta[child] = self.theta[parent] + delta
+        theta = self.theta[parent] + delta
+        self.theta[child] = min(theta, max(self._trap_theta, self.theta[parent])) if trap else theta
+        self.offsets[child] = offsets
+        self.trap[child] = trap
         self.skills[child] = frozenset(skills)
         log_m = (
             (1.0 - p.metaprod_reversion) * self.log_metaprod[parent]

@@ -19,6 +19,7 @@ CSV_FIELDS = [
     "best_true_rate",
     "reached_target",
     "evals_to_target",
+    "evals_to_make",
     "evals_used",
     "nodes",
     "sim_hours",
@@ -36,14 +37,15 @@ def summary_table(summaries: list[StrategySummary], title: str, target: float) -
     table.add_column("strategy")
     table.add_column("shipped true rate\nmean ± 95% CI", justify="right")
     table.add_column(f"reached {target:.2f}", justify="right")
-    table.add_column("evals to target\nmedian (mean if reached)", justify="right")
+    table.add_column("evals to make / ship\nmedians (ship mean)", justify="right")
     table.add_column("sim hours", justify="right")
     for s in summaries:
         table.add_row(
             s.strategy,
             f"{s.shipped_mean:.3f} ± {_fmt(s.shipped_ci, 3)}",
             f"{s.reached_fraction:.0%}",
-            f"{_fmt(s.evals_to_target_median)} ({_fmt(s.evals_to_target_mean)})",
+            f"{_fmt(s.evals_to_make_median)} / {_fmt(s.evals_to_target_median)} "
+            f"({_fmt(s.evals_to_target_mean)})",
             f"{s.sim_hours_mean:.1f}",
         )
     return table
@@ -68,6 +70,7 @@ def write_csv(results: list[SeedResult], path: Path) -> None:
                     f"{r.best_true_rate:.4f}",
                     int(r.reached),
                     "" if r.evals_to_target is None else f"{r.evals_to_target:g}",
+                    "" if r.evals_to_make is None else f"{r.evals_to_make:g}",
                     f"{r.evals_used:g}",
                     r.nodes,
                     f"{r.sim_hours:.2f}",

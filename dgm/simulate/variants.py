@@ -34,16 +34,20 @@ class Variant:
         return StrategyConfig.model_validate(data)
 
 
+def _adaptive(name: str, meaning: str, **settings: Any) -> Variant:
+    return Variant(name, "adaptive", {"adaptive": settings}, meaning=meaning)
+
+
 ABLATION: dict[str, Variant] = {
     v.name: v
     for v in (
-        Variant("hgm", "hgm", meaning="faithful hgm"),
-        Variant("hgm-1worker", "hgm", workers=1, meaning="one worker, same evaluation budget"),
+        Variant("hgm", "hgm", meaning="the reference"),
+        # Each deviation from the reference alone (README "Strategies" names them).
         Variant(
             "hgm-failures-counted",
             "hgm",
             {"hgm": {"count_failed_expansions": True}},
-            meaning="the old deviation: failed expansions count as expansions",
+            meaning="failed expansions count as expansions in the expand rule",
         ),
         Variant(
             "hgm-pending-uncounted",
@@ -58,31 +62,28 @@ ABLATION: dict[str, Variant] = {
             meaning="the benchmark's stage-2 gate on top of hgm",
         ),
         Variant(
-            "hgm-own",
-            "adaptive",
-            {
-                "adaptive": {
-                    "clade_weight": 0.0,
-                    "alpha": 0.6,
-                    "task_order": "random",
-                    "fast_track": False,
-                }
-            },  # fmt: skip
-            meaning="hgm's schedule, parent by own results (no clade pooling)",
+            "hgm-skip-barren",
+            "hgm",
+            {"hgm": {"skip_barren": True}},
+            meaning="the run's barren-parent filter (barren_after 3)",
         ),
         Variant(
-            "hgm-greedy-own",
-            "adaptive",
-            {
-                "adaptive": {
-                    "clade_weight": 0.0,
-                    "alpha": 0.6,
-                    "task_order": "random",
-                    "fast_track": False,
-                    "parent_rule": "mean",
-                }
-            },  # fmt: skip
-            meaning="hgm's schedule, parent = best own posterior mean (greedy)",
+            "hgm-no-startup",
+            "hgm",
+            {"hgm": {"startup_expansions": False}},
+            meaning="without the start-up expansions of the root",
+        ),
+        Variant(
+            "hgm-take-other",
+            "hgm",
+            {"hgm": {"take_other_action": True}},
+            meaning="an impossible action replaced by the other kind (the reference waits)",
+        ),
+        Variant(
+            "hgm-sharpen",
+            "hgm",
+            {"hgm": {"sharpen": 0.01}},
+            meaning="ours: parent draw from Beta(tau a, tau b), tau = 1 + 0.01 N",
         ),
         Variant(
             "hgm-full-eval",
@@ -90,31 +91,17 @@ ABLATION: dict[str, Variant] = {
             {"hgm": {"full_evaluation": True, "staged": True}},
             meaning="hgm's parent choice, each child fully evaluated first (DGM's schedule)",
         ),
-        # Our policy with one of its four changes to hgm undone at a time.
-        Variant(
-            "adaptive-alpha-0.6",
-            "adaptive",
-            {"adaptive": {"alpha": 0.6}},
-            meaning="adaptive with hgm's expansion rate",
-        ),
-        Variant(
-            "adaptive-random-tasks",
-            "adaptive",
-            {"adaptive": {"task_order": "random"}},
-            meaning="adaptive with hgm's uniform task choice",
-        ),
-        Variant(
-            "adaptive-no-fast-track",
-            "adaptive",
-            {"adaptive": {"fast_track": False}},
-            meaning="adaptive without evaluating promising newcomers first",
-        ),
-        Variant(
-            "adaptive-full-clade",
-            "adaptive",
-            {"adaptive": {"clade_weight": 1.0}},
-            meaning="adaptive with hgm's clade-only parent posterior",
-        ),
+        Variant("hgm-1worker", "hgm", workers=1, meaning="one worker, same evaluation budget"),
+        # Our policy with one of its changes to hgm undone at a time.
+        _adaptive("adaptive-fixed-window", "no race: newcomers first until min_evals", race=False),
+        _adaptive("adaptive-no-hysteresis", "a challenger drops once its mean is below", stay=0.0),
+        _adaptive(
+            "adaptive-no-newcomer-first", "neither race nor window", race=False, fast_track=False
+        ),  # fmt: skip
+        _adaptive("adaptive-no-endgame", "expansions until the budget ends", endgame=0.0),
+        _adaptive("adaptive-alpha-0.6", "hgm's expansion rate", alpha=0.6),
+        _adaptive("adaptive-random-tasks", "hgm's uniform task choice", task_order="random"),
+        _adaptive("adaptive-full-clade", "hgm's clade-only parent posterior", clade_weight=1.0),
     )
 }
 

@@ -2,11 +2,11 @@
 the report and `dgm export`.
 
 1. When the run's confirmation stage ran (dgm/loop/confirmation.py), the node it chose.
-2. Otherwise the eligible node with the best lower credible bound on its own pass rate
-   (quantile `strategy.final.quantile`), among those with at least `strategy.final.min_evals`
-   evaluations, that count capped at the most any eligible node has; ties: more evaluations,
-   then the older node. The strategies' final choice (dgm/strategies/final.py) ranks the
-   same way, with the same numbers (dgm/scoring.py).
+2. Otherwise the one shipping rule, `dgm.scoring.ship_choice`, over the eligible nodes:
+   the best lower credible bound among those with at least `strategy.final.min_evals`
+   evaluations (capped at the most any eligible node has); ties: more evaluations, then
+   the older node. The strategies' final choice (dgm/strategies/final.py) calls the same
+   function. No eligible node: None (nothing ships).
 
 A node is eligible when it is not rejected, has been evaluated, and no evaluation of it
 was found tampered with (the judge's canaries caught its patch interfering with the test
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dgm.scoring import lower_bound, posterior_mean
+from dgm.scoring import posterior_mean, ship_choice
 from dgm.store.selection import confirmed_node
 from dgm.store.steering import marked_nodes
 
@@ -68,19 +68,10 @@ def pick_best(candidates: Iterable[Candidate], rule: BestRule | None = None) -> 
         return None
     if rule.confirmed is not None and any(c.node == rule.confirmed for c in pool):
         return rule.confirmed
-    needed = min(rule.min_evals, max(c.total for c in pool))
-    enough = [c for c in pool if c.total >= needed]
-    # A bound never exceeds the posterior mean: visit by mean, best first, and stop once no
-    # later node could win (10,000-node runs compute a handful of bounds, not all).
-    enough.sort(key=lambda c: posterior_mean(c.passed, c.total), reverse=True)
-    best: tuple[float, int, int] | None = None
-    for c in enough:
-        if best is not None and posterior_mean(c.passed, c.total) < best[0]:
-            break
-        key = (lower_bound(c.passed, c.total - c.passed, rule.quantile), c.total, -c.node)
-        best = key if best is None or key > best else best
-    assert best is not None
-    return -best[2]
+    pool.sort(key=lambda c: c.node)  # ties go to the older node
+    chosen = ship_choice([c.passed for c in pool], [c.total for c in pool], rule.quantile,
+                         rule.min_evals)  # fmt: skip
+    return None if chosen is None else pool[chosen].node
 
 
 def best_node(run: Any, min_evals: int | None = None) -> int | None:

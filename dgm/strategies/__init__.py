@@ -8,6 +8,8 @@ shipped = strategy.final_choice(state)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from dgm.config import StrategyConfig
@@ -27,18 +29,34 @@ STRATEGY_NAMES = ("hgm", "dgm", "greedy", "random", "gea", "adaptive")
 
 
 def make_strategy(
-    config: StrategyConfig, seed: int | np.random.SeedSequence | np.random.Generator = 0
+    config: StrategyConfig,
+    seed: int | np.random.SeedSequence | np.random.Generator = 0,
+    workers: int = 1,
+    budget: Budget | None = None,
 ) -> Strategy:
-    """The strategy `config.name`, with its settings and an RNG seeded from `seed`."""
+    """The strategy `config.name`, with its settings and an RNG seeded from `seed`;
+    `workers`: the run's worker count (hgm's start-up expansions depend on it); `budget`:
+    the run's evaluation budget, when it has one (adaptive's endgame)."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    strategy = _build(config, rng)
+    strategy = _build(config, rng, workers, budget or Budget())
     final = config.final
     min_evals = config.hgm.min_evals_final or final.min_evals  # the deprecated spelling wins
     strategy.final = FinalRule(final.quantile, min_evals)
     return strategy
 
 
-def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
+@dataclass(frozen=True)
+class Budget:
+    """A run's evaluation budget, as a strategy may plan with it."""
+
+    max_evals: float | None = None
+    expansion_cost: float = 0.0
+    """What one expansion costs against `max_evals`."""
+
+
+def _build(
+    config: StrategyConfig, rng: np.random.Generator, workers: int, budget: Budget
+) -> Strategy:
     if config.name == "dgm":
         return DGMStrategy(
             rng,
@@ -50,10 +68,14 @@ def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
         return HGMStrategy(
             rng,
             alpha=h.alpha,
-            cooldown=h.cooldown,
+            sharpen=h.sharpen,
             count_failed_expansions=h.count_failed_expansions,
             count_pending_evals=h.count_pending_evals,
             full_evaluation=h.full_evaluation,
+            skip_barren=h.skip_barren,
+            startup=h.startup_expansions,
+            take_other_action=h.take_other_action,
+            workers=workers,
         )
     if config.name == "gea":
         return GEAStrategy(rng, config.gea.group_size, config.gea.novelty_weight)
@@ -66,6 +88,11 @@ def _build(config: StrategyConfig, rng: np.random.Generator) -> Strategy:
             task_order=a.task_order,
             fast_track=a.fast_track,
             parent_rule=a.parent_rule,
+            race=a.race,
+            stay=a.stay,
+            endgame=a.endgame,
+            eval_budget=budget.max_evals,
+            expansion_cost=budget.expansion_cost,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)
@@ -79,6 +106,7 @@ __all__ = [
     "STRATEGY_NAMES",
     "Action",
     "AdaptiveStrategy",
+    "Budget",
     "FinalRule",
     "GEAStrategy",
     "DGMStrategy",

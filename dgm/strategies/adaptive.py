@@ -1,34 +1,43 @@
-"""Our policy, designed from the simulator's ablation of hgm (see dgm/simulate/README.md).
+"""Our policy: hgm's schedule, and a good newcomer recognised as fast as it was made.
 
-The ablation found that hgm's lead over dgm comes mostly from its evaluation *schedule*
-(one task at a time; a node earns more evaluations only by being drawn; children made at
-the rate N^alpha), much less from clade pooling. This policy keeps that schedule and changes four
-things, each measured on its own in the ablation (variants `adaptive-*`):
+The ablation (dgm/simulate/README.md) found that hgm's lead over dgm comes mostly from its
+evaluation *schedule* (one task at a time; a node earns more evaluations only by being
+drawn; children made at the rate N^alpha). It also found that *recognising* a good agent,
+not making one, is what costs: a good child waits for the evaluations that would let it
+ship. This policy keeps hgm's schedule and changes:
 
 - Expand when N^alpha >= (nodes - 1) + pending expansions (N = evaluations started), with
-  alpha = 0.75 instead of 0.6: more, cheaper looks at children.
+  alpha = 0.75 instead of 0.6: more, cheaper looks at children. No start-up burst.
 - Parent: Thompson sampling on Beta(1 + s, 1 + f) over nodes with an own success, where
-  s = own + clade_weight * (clade - own) (likewise f): by default 0.3 of the clade's
-  evidence beyond the node's own, instead of hgm's all of it. (`parent_rule = "mean"`:
-  the best posterior mean instead of a draw; an ablation.)
-- Evaluation: Thompson sampling on each node's own posterior over nodes with open tasks,
-  as hgm, except that a node whose posterior mean beats the node that would ship now but
-  has fewer results than shipping needs goes first (`fast_track`): making a good agent
-  is cheap under this schedule, recognising it is what costs.
+  s = own + clade_weight * (clade - own) (likewise f): 0.3 of the clade's evidence beyond
+  the node's own, instead of hgm's all of it (`parent_rule = "mean"`: an ablation).
+- Racing (`race`): a node whose posterior mean beats the one that would ship now (the
+  incumbent) is a challenger while its upper credible bound is above the incumbent's
+  lower bound and it does not ship yet; challengers are evaluated first (Thompson among
+  them), on the tasks the incumbent has results on first (a paired comparison), until
+  the bounds separate: it ships, or its upper bound falls below the incumbent's lower
+  bound. No fixed window: a lucky 3/3 drops out after a few failures, a real gain races
+  until it ships. (`fast_track`, the earlier fixed window up to `min_evals`, when off.)
+- Hysteresis (`stay` = 1): a node stays a challenger while its posterior mean plus one
+  posterior sd beats the incumbent's mean, so a good newcomer's first failures do not
+  drop it. Measured and dropped (README): racing only the top challenger, evaluating the
+  incumbent too (LUCB), a prior for a child from its parent: none beat this on mismatch.
 - The task: the node's open task whose pooled solve rate over all nodes is nearest 0.5
-  (`task_order = "informative"`): tasks every agent solves, or none does, tell agents
-  apart least. No stage gate.
-- Ships by the run's final-choice rule (lower credible bound, final.py).
+  (`task_order = "informative"`). No stage gate.
+- Endgame (`endgame` = k, when the run has an evaluation budget): with less than
+  k x `min_evals` evaluation-equivalents left, no more expansions (a child made then
+  could not be recognised in time).
+- Ships by the one shipping rule (final.py), as every strategy.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dgm.strategies.actions import Action, Evaluate, Expand
-from dgm.strategies.base import wait_or_stop
+from dgm.scoring import beta_quantile, lower_bound
+from dgm.strategies.actions import Evaluate, Expand
 from dgm.strategies.hgm import HGMStrategy
-from dgm.strategies.state import SearchState
+from dgm.strategies.state import NodeId, SearchState
 
 
 class AdaptiveStrategy(HGMStrategy):
@@ -42,49 +51,99 @@ class AdaptiveStrategy(HGMStrategy):
         task_order: str = "random",
         fast_track: bool = False,
         parent_rule: str = "thompson",
+        race: bool = False,
+        stay: float = 0.0,
+        endgame: float = 0.0,
+        eval_budget: float | None = None,
+        expansion_cost: float = 0.0,
     ) -> None:
-        super().__init__(rng, alpha=alpha)
+        super().__init__(rng, alpha=alpha, skip_barren=True, startup=False, take_other_action=True)
         self.parent_rule = parent_rule
         self.fast_track = fast_track
         self.clade_weight = clade_weight
         self.task_order = task_order
-        self._task_stats: dict[str, list[int]] = {}
+        self.race = race
+        self.stay = stay
+        self.endgame = endgame
+        self.eval_budget = eval_budget
+        self.expansion_cost = expansion_cost
+
+    def wants_expansion(self, state: SearchState) -> bool:
+        """hgm's rule, except in the endgame: with less than `endgame` x min_evals of the
+        evaluation budget left, a new child could not be recognised in time, so the rest
+        goes to telling the candidates apart."""
+        if self.endgame and self.eval_budget is not None:
+            expansions = state.size - 1 + state.total_failed_expansions
+            committed = (
+                state.total_evals
+                + state.total_pending_evals
+                + self.expansion_cost * (expansions + state.total_pending_expansions)
+            )
+            if self.eval_budget - committed < self.endgame * self.final.min_evals:
+                return False
+        return super().wants_expansion(state)
+
+    def challengers(self, state: SearchState, idx: np.ndarray) -> tuple[np.ndarray, NodeId | None]:
+        """(mask over `idx` of the nodes racing the incumbent, the incumbent)."""
+        incumbent = self.final.choose(state)
+        if incumbent is None:
+            return np.zeros(len(idx), dtype=bool), None
+        solved, failed = state.own_record()
+        s, f = solved[idx], failed[idx]
+        i = state.index(incumbent)
+        bs, bf = int(solved[i]), int(failed[i])
+        mean = (1.0 + s) / (2.0 + s + f)
+        # Hysteresis: a node stays a challenger while its mean plus `stay` posterior sds
+        # (normal approximation) is above the incumbent's mean: a few unlucky results
+        # do not drop a good newcomer.
+        upper = mean + self.stay * np.sqrt(mean * (1.0 - mean) / (3.0 + s + f))
+        better = (upper > (1.0 + bs) / (2.0 + bs + bf)) & (idx != i)
+        if not self.race:  # the fixed window: until the node has enough results to ship
+            return better & (s + f < self.final.min_evals), incumbent
+        q = self.final.quantile
+        floor = lower_bound(bs, bf, q)
+        for k in np.flatnonzero(better):
+            a, b = int(s[k]), int(f[k])
+            separated = beta_quantile(1.0 + a, 1.0 + b, 1.0 - q) < floor
+            ships = a + b >= self.final.min_evals and lower_bound(a, b, q) > floor
+            better[k] = not (separated or ships)
+        return better, incumbent
 
     def choose_evaluation(self, state: SearchState) -> Evaluate | None:
-        n = state.size
-        idx = np.flatnonzero(state.todo_count[:n] > 0)
+        idx = np.flatnonzero(state.awaiting_evaluation_column())
         if len(idx) == 0:
             return None
-        s, f = state.own_successes[idx], state.own_failures[idx]
+        solved, failed = state.own_record()
+        s, f = solved[idx], failed[idx]
         draws = self.rng.beta(1.0 + s, 1.0 + f)
-        if self.fast_track:
-            # A node that looks better than what would ship now, but has too few results
-            # to ship, is evaluated first: the lag between making a good agent and
-            # shipping it is mostly this wait.
-            best = state.index(self.final.choose(state))
-            bs, bf = state.own_successes[best], state.own_failures[best]
-            promising = ((1.0 + s) / (2.0 + s + f) > (1.0 + bs) / (2.0 + bs + bf)) & (
-                s + f < self.final.min_evals
-            )
-            if promising.any():
-                draws = np.where(promising, draws + 1.0, draws)
+        incumbent = None
+        if self.race or self.fast_track:
+            racing, incumbent = self.challengers(state, idx)
+            if racing.any():
+                draws = np.where(racing, draws + 1.0, draws)
         node = state.node_id(int(idx[np.argmax(draws)]))
+        return Evaluate(node, self.choose_task(state, node, incumbent))
+
+    def choose_task(self, state: SearchState, node: NodeId, incumbent: NodeId | None) -> str:
         tasks = state.unevaluated_tasks(node)
+        if self.race and incumbent is not None and incumbent != node:
+            shared = set(state.results(incumbent))
+            paired = [t for t in tasks if t in shared]
+            tasks = paired or tasks
         if self.task_order == "fixed":
-            return Evaluate(node, tasks[0])
+            return tasks[0]
         if self.task_order == "informative":
-            stats = state.task_results
-            p = np.array([(1.0 + stats[t][0]) / (2.0 + sum(stats[t])) for t in tasks])
-            return Evaluate(node, tasks[int(np.argmax(p * (1.0 - p)))])
-        return Evaluate(node, tasks[int(self.rng.integers(len(tasks)))])
+            p = np.array([(1.0 + a) / (2.0 + a + b) for a, b in map(state.task_record, tasks)])
+            return tasks[int(np.argmax(p * (1.0 - p)))]
+        return tasks[int(self.rng.integers(len(tasks)))]
 
     def expansion_posterior(self, state: SearchState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n = state.size
-        idx = np.flatnonzero((state.own_successes[:n] > 0) & state.expandable_column())
+        idx = self.parent_candidates(state)
         w = self.clade_weight
-        own_s, own_f = state.own_successes[idx], state.own_failures[idx]
-        s = own_s + w * (state.clade_successes[idx] - own_s)
-        f = own_f + w * (state.clade_failures[idx] - own_f)
+        own_s, own_f = state.own_record()
+        clade_s, clade_f = state.clade_record()
+        s = own_s[idx] + w * (clade_s[idx] - own_s[idx])
+        f = own_f[idx] + w * (clade_f[idx] - own_f[idx])
         return idx, 1.0 + s, 1.0 + f
 
     def choose_expansion(self, state: SearchState) -> Expand | None:
@@ -93,10 +152,3 @@ class AdaptiveStrategy(HGMStrategy):
             return None
         scores = a / (a + b) if self.parent_rule == "mean" else self.rng.beta(a, b)
         return Expand(state.node_id(int(idx[np.argmax(scores)])))
-
-    def next_action(self, state: SearchState) -> Action:
-        if self.wants_expansion(state):
-            action = self.choose_expansion(state) or self.choose_evaluation(state)
-        else:
-            action = self.choose_evaluation(state) or self.choose_expansion(state)
-        return action or wait_or_stop(state, "no node can be expanded or evaluated")

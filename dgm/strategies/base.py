@@ -30,9 +30,9 @@ class Strategy(ABC):
     def next_action(self, state: SearchState) -> Action:
         """Expand(parent), Evaluate(node, task), Wait or Stop."""
 
-    def final_choice(self, state: SearchState) -> NodeId:
-        """The id of the agent this strategy would ship if the run ended now: the best
-        lower credible bound among nodes with enough evaluations (final.py)."""
+    def final_choice(self, state: SearchState) -> NodeId | None:
+        """The id of the agent this strategy would ship if the run ended now, by the one
+        shipping rule (final.py); None while no node has an evaluation."""
         return self.final.choose(state)
 
 
@@ -42,7 +42,7 @@ def first_unevaluated(state: SearchState) -> Evaluate | None:
     DGM, greedy and random evaluate every child on its whole stage before it may become a
     parent; oldest-first finishes the node that started first.
     """
-    candidates = np.flatnonzero(state.todo_count[: state.size] > 0)
+    candidates = np.flatnonzero(state.awaiting_evaluation_column())
     if len(candidates) == 0:
         return None
     node = state.node_id(int(candidates[0]))
@@ -53,15 +53,17 @@ def archive_mask(state: SearchState) -> np.ndarray:
     """Nodes eligible as parents for score-based strategies: fully evaluated on their open
     stage (DGM adds a child to the archive only after its evaluation), with results."""
     column = state.settled_column() & (state.evals_column() > 0)
-    column[state.steered_indices(state.pinned)] = True  # a person pinned it: always a candidate
+    if state.parents.pinned:  # a person pinned it: always a candidate
+        known = set(state.node_ids)
+        column[[state.index(n) for n in state.parents.pinned if n in known]] = True
     return column
 
 
 def own_scores(state: SearchState) -> np.ndarray:
     """Each node's own solve rate on the tasks it was evaluated on (0 where none)."""
-    n = state.size
-    evals = state.evals_column()
-    return np.divide(state.own_successes[:n], evals, out=np.zeros(n, dtype=float), where=evals > 0)
+    solved, failed = state.own_record()
+    evals = solved + failed
+    return np.divide(solved, evals, out=np.zeros(state.size, dtype=float), where=evals > 0)
 
 
 def best_by_score(state: SearchState, mask: np.ndarray | None = None) -> NodeId:

@@ -91,7 +91,7 @@ class DGMStrategy(Strategy):
             chosen = [int(idx[-1])] * self.k
         else:
             probs = parent_probabilities(
-                own_scores(state)[idx], state.child_count[idx], self.parent_selection
+                own_scores(state)[idx], state.children_column()[idx], self.parent_selection
             )
             chosen = [int(i) for i in self.rng.choice(idx, size=self.k, p=probs)]
         return [state.node_id(i) for i in chosen]

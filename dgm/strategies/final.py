@@ -1,19 +1,19 @@
-"""What a run ships: the candidate with the best lower credible bound on its solve rate.
+"""What a run ships: the one shipping rule (`dgm.scoring.ship_choice`) over the search state.
 
 A node with results (s solved, f failed) has the posterior Beta(1 + s, 1 + f) on its true
 rate. Ranking by the posterior *mean* rewards luck on small samples (2/5 has mean 0.43,
 20/50 has 0.40); ranking by a low quantile (default 0.1) asks "how good is it at least,
 with 90% credibility", which prefers the well-measured 20/50 (0.32) over 2/5 (0.19).
-Nodes with fewer than `min_evals` results (capped at the number of tasks) never ship.
+Nodes with fewer than `min_evals` results (capped at the most any node has) never ship;
+an unevaluated node never ships; with no evaluation at all nothing ships (None). The
+store's best node (dgm/store/best.py) calls the same function.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from dgm.scoring import beta_quantile, lower_bound
+from dgm.scoring import beta_quantile, lower_bound, ship_choice, ship_order
 from dgm.strategies.state import NodeId, SearchState
 
 __all__ = ["FinalRule", "beta_quantile", "lower_bound"]  # the numbers live in dgm/scoring.py
@@ -25,40 +25,14 @@ class FinalRule:
     min_evals: int = 10
 
     def ranked(self, state: SearchState, k: int | None = None) -> list[NodeId]:
-        """Node ids that may ship, best lower bound first (ties: more evidence, older);
-        the most-evaluated node alone when none has enough evaluations."""
-        evals = state.evals_column()
-        n_tasks = len(state.plan.stage1) + len(state.plan.stage2)
-        idx = np.flatnonzero(evals >= min(self.min_evals, n_tasks))
-        if len(idx) == 0:
-            return [state.node_id(int(np.argmax(evals)))]
-        s, f = state.own_successes[idx], state.own_failures[idx]
-        bounds = np.array(
-            [lower_bound(int(a), int(b), self.quantile) for a, b in zip(s, f, strict=True)]
-        )
-        order = np.lexsort((idx, -evals[idx], -bounds))
-        chosen = [state.node_id(int(i)) for i in idx[order]]
+        """Node ids that may ship, best first (ties: more evidence, older)."""
+        solved, failed = state.own_record()
+        order = ship_order(solved, solved + failed, self.quantile, self.min_evals)
+        chosen = [state.node_id(i) for i in order]
         return chosen if k is None else chosen[:k]
 
-    def choose(self, state: SearchState) -> NodeId:
-        """`ranked(state, 1)[0]`, computing bounds only for nodes that could win: a bound
-        never exceeds the posterior mean, so nodes are visited by mean, best first."""
-        evals = state.evals_column()
-        n_tasks = len(state.plan.stage1) + len(state.plan.stage2)
-        idx = np.flatnonzero(evals >= min(self.min_evals, n_tasks))
-        if len(idx) == 0:
-            return state.node_id(int(np.argmax(evals)))
-        s, f = state.own_successes[idx], state.own_failures[idx]
-        means = (1.0 + s) / (2.0 + s + f)
-        best: tuple[float, int, int] | None = None
-        for k in np.argsort(-means, kind="stable"):
-            if best is not None and means[k] < best[0]:
-                break
-            key = (
-                lower_bound(int(s[k]), int(f[k]), self.quantile),
-                int(evals[idx[k]]),
-                -int(idx[k]),
-            )
-            best = key if best is None or key > best else best
-        assert best is not None
-        return state.node_id(-best[2])
+    def choose(self, state: SearchState) -> NodeId | None:
+        """What ships now: `ranked(state, 1)`'s node, or None when nothing is evaluated."""
+        solved, failed = state.own_record()
+        best = ship_choice(solved, solved + failed, self.quantile, self.min_evals)
+        return None if best is None else state.node_id(best)

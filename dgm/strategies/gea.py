@@ -69,7 +69,8 @@ def choose_group(state: SearchState, size: int, novelty_weight: float) -> GroupC
     idx = np.flatnonzero(archive_mask(state) & state.expandable_column())
     if len(idx) == 0:
         return None
-    s, f = state.own_successes[idx], state.own_failures[idx]
+    solved, failed = state.own_record()
+    s, f = solved[idx], failed[idx]
     performance = (1.0 + s) / (2.0 + s + f)
     if len(idx) > CANDIDATE_POOL:  # novelty is quadratic: only the best performers compete
         keep = np.sort(np.argsort(-performance, kind="stable")[:CANDIDATE_POOL])

@@ -68,3 +68,40 @@ def test_agent_reaches_the_gateway_and_its_artefacts_are_logged(
     saved = json.loads((log / "result.json").read_text())
     assert saved == json.loads(json.dumps(outcome.to_dict()))
     assert (outcome.tests_passed, outcome.tests_total) == (4, 5)
+
+
+PLANTER = r"""
+import json, os
+json.dump({"steps": ["done"]}, open("/out/trajectory.json", "w"))
+os.symlink("/etc/passwd", "/out/passwd")
+os.mkfifo("/out/pipe")
+"""
+
+
+def test_a_link_or_special_file_in_out_is_left_out_by_name_and_the_trajectory_kept(
+    runtime_image: str, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from dgm.jobs.agent_run import AgentRunRequest, run_agent
+
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    agent.mkdir()
+    work.mkdir()
+    (agent / "agent.py").write_text(PLANTER)
+    (agent / "agent.toml").write_text('[commands]\nsolve = "python3 {agent_dir}/agent.py"\n')
+    (work / "a.txt").write_text("a\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=work, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=work, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    request = AgentRunRequest(agent_dir=agent, image=runtime_image, task_file={"id": "t"},
+                              base_commit=head, timeout_s=60, workspace=work)  # fmt: skip
+    result = run_agent(request, tmp_path / "out")
+    assert result.trajectory is not None and json.loads(result.trajectory.read_text())
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["trajectory.json"]
+    assert any("'out/passwd'" in n and "symbolic link" in n for n in result.out_skipped)
+    assert any("'out/pipe'" in n and "FIFO" in n for n in result.out_skipped)
+    assert "[dgm] /out: refused unsafe entry 'out/passwd'" in result.output

@@ -25,13 +25,23 @@ def _new_file(path: str, text: str = "x = 1\n") -> str:
     ["conftest.py", "src/pkg/conftest.py", "tests/test_a.py", "tests/data/x.json", "pytest.ini",
      "tox.ini", "setup.cfg", "pyproject.toml", "setup.py", "sitecustomize.py", "x/evil.pth",
      "pytest.py", "_pytest/runner.py", "testing/helper.py", "pkg/foo_test.py", "bin/test",
-     ".pytest.ini", "test/x.py", ".git/hooks/post-checkout", "a/../../etc/x"],
+     ".pytest.ini", "test/x.py", ".git/hooks/post-checkout", "a/../../etc/x",
+     "src/sitecustomize/__init__.py", "usercustomize/x.py", "src/pkg/conftest/__init__.py",
+     "src/pkg.dist-info/entry_points.txt", "src/pkg.egg-info/entry_points.txt",
+     "entry_points.txt", "lib/evil.pth", "src/pluggy/__init__.py", "pkg/__pycache__/a.pyc",
+     "x.egg/EGG-INFO/entry_points.txt"],
 )  # fmt: skip
 def test_hunks_on_files_the_judge_owns_are_dropped_and_recorded(path: str) -> None:
     patch = _new_file("src/pkg/core.py") + _new_file(path)
     kept, dropped = swe_guard.filter_patch(patch, {"bin/test"})
     assert kept == _new_file("src/pkg/core.py")
     assert [d["path"] for d in dropped] == [path]
+
+
+def test_the_frameworks_own_repository_may_edit_its_framework_names() -> None:
+    patch = _new_file("src/_pytest/runner.py")
+    assert swe_guard.filter_patch(patch, set(), "pytest-dev/pytest") == (patch, [])
+    assert swe_guard.filter_patch(patch, set(), "pallets/flask")[1]
 
 
 def test_a_rename_into_a_test_folder_is_dropped() -> None:
@@ -74,9 +84,11 @@ def test_canary_evidence() -> None:
 def test_the_judge_lines_go_before_the_test_command_only() -> None:
     script = "cd /testbed\n: '>>>>> Start Test Output'\npytest -rA t/test_a.py\n: 'End'\n"
     c = swe_guard.Canaries.draw(["t/test_a.py"])
-    out = judge_script(script, "", c, "/tmp/dgm-r", True)
+    out = judge_script(script, c, "/tmp/dgm-r", True, {"t/test_a.py": "..."}, ["xdist.plugin"])
     head, tail = out.split(swe_guard.START_MARK)
     assert "cat /stage/canary.py >> t/test_a.py" in head and "--junitxml=/tmp/dgm-r/" in head
+    assert "/bin/cp /stage/tests/0.py /testbed/t/test_a.py" in head
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1" in head and "-p xdist.plugin" in head
     assert tail == script.split(swe_guard.START_MARK)[1]
 
 

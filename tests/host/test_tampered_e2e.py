@@ -48,7 +48,9 @@ def _fake_agent(request, out_dir, endpoint=None, backend="docker") -> AgentRunRe
     return AgentRunResult(patch, 0, False, 0.5, "agent done", None)
 
 
-def _fake_judge(_self, task, patch, limits, backend, labels) -> tuple[Verdict, str]:
+def _fake_judge(
+    _self, task, patch, limits, backend, labels, extra_copies=False
+) -> tuple[Verdict, str]:
     output = (f"Ran 5 tests\n    {HIDDEN_LINE}\nwordy_test.py::{CANARIES[0]} PASSED\n"
               f"wordy_test.py::{CANARIES[1]} PASSED\nOK\n")  # fmt: skip
     tests = {"test_a": "PASSED", "test_b": "PASSED"}

@@ -11,7 +11,7 @@ from dgm.commands.app import app
 from dgm.loop.meta_loop import MetaLoop, rebuild_state
 from dgm.loop.stop_rules import StopKind
 from dgm.strategies import SearchState, TaskPlan
-from dgm.strategies.state import BARREN_AFTER
+from dgm.strategies.state import DEFAULT_BARREN_AFTER as BARREN_AFTER
 from tests.loop.fake_jobs import FakeJobs
 
 
@@ -35,7 +35,7 @@ def test_twins_share_one_count_and_a_twin_child_is_nothing_new() -> None:
         state.expansion_started(0)
         state.expansion_finished(0, child, code="x")  # all children the same code
     # the first child was new, the next two were not
-    assert state.barren_streak[state.code_group[0]] == 2
+    assert state.barren_streak(0) == 2
     state.record_evaluation(1, "a", True)
     state.record_evaluation(2, "a", True)  # the same task again: no news for code x
     for parent in (1, 2, 3):
@@ -48,7 +48,10 @@ def test_twins_share_one_count_and_a_twin_child_is_nothing_new() -> None:
 # make nothing themselves. Before expansions counted, dgm spun on empty patches forever.
 @pytest.mark.parametrize("strategy", ["dgm", "hgm", "greedy", "random", "gea", "adaptive"])
 def test_a_world_of_failing_expansions_ends_after_a_handful(make_run, strategy: str) -> None:
-    run = make_run(**{"strategy.name": strategy, "limits.max_evals": 60, "workers": 2})
+    settings = {"strategy.name": strategy, "limits.max_evals": 60, "workers": 2}
+    if strategy == "hgm":  # the reference has no barren filter: a deviation, on request
+        settings["strategy.hgm.skip_barren"] = True
+    run = make_run(**settings)
     jobs = FakeJobs(run, empty_from_depth=1, twins=True)
     summary = MetaLoop(run, jobs=jobs).run()
     assert summary.stop_kind in (StopKind.STRATEGY, StopKind.EVAL_BUDGET), summary.stop_reason
@@ -63,6 +66,15 @@ def test_a_world_of_failing_expansions_ends_after_a_handful(make_run, strategy: 
         == len(run.nodes()) - 1 + (summary.failed_expansions)
     )
     assert all(j.state in ("done", "cancelled") for j in run.jobs())
+
+
+def test_reference_hgm_re_expands_barren_parents_until_a_limit_stops_it(make_run) -> None:
+    # As the reference: a failed expansion is counted nowhere, so in a world where every
+    # expansion fails hgm keeps trying; `limits.max_expansions` (or dollars) stops it.
+    run = make_run(**{"strategy.name": "hgm", "limits.max_expansions": 30, "workers": 2})
+    summary = MetaLoop(run, jobs=FakeJobs(run, empty_from_depth=1, twins=True)).run()
+    assert summary.stop_reason == "expansion limit reached"
+    assert summary.failed_expansions > 4 * BARREN_AFTER
 
 
 def test_max_expansions_counts_every_attempt_and_survives_resume(make_run) -> None:

@@ -50,7 +50,7 @@ def test_a_banned_node_is_never_a_parent_nor_best_across_resume(make_run) -> Non
         run.update_config(run.config.with_overrides({"limits.max_evals": limit}))
         loop = MetaLoop(run, jobs=FakeJobs(run, empty_from_depth=99))
         loop.run()
-        assert banned in loop.state.banned
+        assert banned in loop.state.parents.banned
     banned_at = _steered(run)[0]["ts"]
     later = [j for j in run.jobs() if j.kind == "expand" and j.created_at > banned_at]
     assert later and all(int(j.inputs["parent"]) != banned for j in later)
@@ -113,9 +113,10 @@ def test_pinned_is_a_candidate_parent_however_barren_and_banned_never() -> None:
     state.set_barren_streak(1, 99)  # node 1: expanded often, nothing new came of it
     assert list(state.expandable_column()) == [True, False, True]
     assert list(archive_mask(state)) == [True, False, False]  # 1 and 2: not evaluated yet
-    state.pinned.add(1)
-    state.banned.add(0)
+    state.parents.pin(1)
+    state.parents.ban(0)
     assert list(state.expandable_column()) == [False, True, True]
+    assert list(state.expandable_column(skip_barren=False)) == [False, True, True]  # hgm too
     assert list(archive_mask(state)) == [True, True, False]
-    state.banned.add(7)  # a node not in the search (rejected): ignored
+    state.parents.ban(7)  # a node not in the search (rejected): ignored
     assert list(state.expandable_column()) == [False, True, True]

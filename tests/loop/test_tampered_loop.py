@@ -72,9 +72,11 @@ def test_confirmation_never_ships_a_node_caught_tampering(make_run, first_only: 
 
 
 def _downgrade_to_v2(db: Path) -> None:
-    """The database as dgm wrote it before migration 3 (no `evaluations.tampered`)."""
+    """The database as dgm wrote it before migration 3 (no `evaluations.tampered`, nor what
+    later migrations add)."""
     conn = sqlite3.connect(db)
     conn.execute("ALTER TABLE evaluations DROP COLUMN tampered")
+    conn.execute("DROP TABLE steering")  # migration 4
     conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
     conn.commit()
     conn.close()

@@ -67,6 +67,34 @@ def test_links_and_special_files_are_refused_even_inside(tmp_path: Path) -> None
     assert not (tmp_path / "t" / "dev").exists()
 
 
+@pytest.mark.parametrize(
+    "members",
+    [
+        [("symlink", "out", "/etc")],
+        [("symlink", "up", "../.."), ("file", "up/escape.txt", "x")],
+        [("file", "../escape.txt", "x")],
+        [("hardlink", "h", "/etc/passwd")],
+        [("symlink", "bad\nname PASSED x", "/etc")],
+    ],
+)
+def test_skipping_leaves_out_each_unsafe_entry_with_a_note_and_keeps_the_rest(
+    tmp_path: Path, members
+) -> None:
+    target = tmp_path / "target"
+    kept = ("file", "trajectory.json", "{}")
+    notes: list[str] = []
+    written = tarsafe.safe_extract(_tar(kept, *members, kept), target, skipped=notes)
+    assert (target / "trajectory.json").read_text() == "{}" and "trajectory.json" in written
+    assert len(notes) >= 1 and repr(members[0][1]) in notes[0]
+    assert "\n" not in "".join(notes)  # a hostile name is quoted, never a line of its own
+    outside = {p for p in tmp_path.rglob("*") if not p.is_relative_to(target)}
+    assert outside == set() and not any(p.is_symlink() for p in target.rglob("*"))
+    with pytest.raises(SandboxError, match="size cap"):  # caps still refuse the whole copy
+        tarsafe.safe_extract(
+            _tar(("file", "big", "x" * 10), *members), tmp_path / "t2", 5, skipped=[]
+        )
+
+
 def test_plain_files_and_folders_extract(tmp_path: Path) -> None:
     names = tarsafe.safe_extract(
         _tar(("file", "./a/b.txt", "hello"), ("file", "a/b.txt", "again")), tmp_path

@@ -27,8 +27,8 @@ def test_the_shipped_agent_is_the_strategys_own_final_choice(monkeypatch):
     its true rate, not the best agent in the tree."""
     picks = []
 
-    def newest_shipping_strategy(config, seed):
-        strategy = make_strategy(config, seed)
+    def newest_shipping_strategy(config, seed, workers, budget):
+        strategy = make_strategy(config, seed, workers, budget)
 
         def final_choice(state):
             picks.append(state.node_ids[-1])
@@ -79,3 +79,19 @@ def test_summary_statistics():
     assert summary.seeds == 4
     assert summary.reached_fraction == sum(r.reached for r in results) / 4
     assert summary.shipped_mean == pytest.approx(sum(r.shipped_true_rate for r in results) / 4)
+
+
+def test_the_simulator_honours_the_runs_barren_after(monkeypatch):
+    from dgm.config import StrategyConfig
+
+    states = []
+    real = experiment.SearchState
+
+    def recorded(*args, **kwargs):
+        states.append(real(*args, **kwargs))
+        return states[-1]
+
+    monkeypatch.setattr(experiment, "SearchState", recorded)
+    config = StrategyConfig(name="adaptive", barren_after=1)
+    experiment.run_one("adaptive", PRESETS["flat"], 0, 30, 2, 0.5, config)
+    assert states[0].barren_after == 1

@@ -52,9 +52,9 @@ def test_a_recorded_run_becomes_a_landscape(recorded_run):
 
 def test_simulate_from_run_compares_strategies_on_it(recorded_run):
     result = runner.invoke(app, ["simulate", "--from-run", str(recorded_run), "--strategies",
-                                 "hgm,dgm,hgm-own", "--budget", 40, "--seeds", 3])  # fmt: skip
+                                 "hgm,dgm,hgm-staged", "--budget", 40, "--seeds", 3])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "recorded run run" in result.output and "hgm-own" in result.output
+    assert "recorded run run" in result.output and "hgm-staged" in result.output
 
 
 def test_from_a_folder_that_is_not_a_run_is_one_line(tmp_path):

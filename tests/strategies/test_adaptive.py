@@ -41,3 +41,37 @@ def test_informative_task_order_prefers_tasks_that_split_agents():
     evaluations = [strategy.choose_evaluation(state) for _ in range(100)]
     assert all(a.task == "t02" for a in evaluations if a.node == 4)
     assert any(a.node == 4 for a in evaluations)
+
+
+def racer(**kwargs) -> AdaptiveStrategy:
+    strategy = AdaptiveStrategy(np.random.default_rng(0), race=True, stay=1.0, **kwargs)
+    strategy.final = FinalRule(min_evals=10)
+    return strategy
+
+
+def test_a_newcomer_races_the_incumbent_on_its_tasks_until_it_ships():
+    # Node 1 ships now (7/14 on t00-t13); node 2 is 5/10, not yet above node 1's bound:
+    # it is raced past the fixed window (it has its 10), on tasks node 1 has results on.
+    state = state_with({0: "1000000000", 1: "11101010100100", 2: "1110110000", 3: "000"})
+    assert FinalRule(min_evals=10).choose(state) == 1
+    picks = [racer().choose_evaluation(state) for _ in range(30)]
+    assert {a.node for a in picks} == {2}
+    assert all(a.task in ("t10", "t11", "t12", "t13") for a in picks)  # paired with node 1
+    window = AdaptiveStrategy(np.random.default_rng(0), fast_track=True)
+    window.final = FinalRule(min_evals=10)
+    assert {window.choose_evaluation(state).node for _ in range(200)} != {2}
+
+
+def test_a_race_ends_when_the_bounds_separate():
+    # Node 2 at 1/12 is far below node 1: not raced, though a fresh node 3 is.
+    state = state_with({0: "1000000000", 1: "11101010100100", 2: "100000000000"})
+    state.add_node(3, 0)
+    racing, incumbent = racer().challengers(state, np.array([0, 2, 3]))
+    assert incumbent == 1 and racing.tolist() == [False, False, True]
+
+
+def test_endgame_stops_expanding_when_a_child_could_not_be_recognised_in_time():
+    state = state_with({0: "1111111111"})  # 10 evaluations: 10^0.6 >= 0, expand
+    assert racer(eval_budget=100).wants_expansion(state)
+    assert not racer(eval_budget=100, endgame=9.5).wants_expansion(state)  # 90 left < 95
+    assert racer(endgame=9.5).wants_expansion(state)  # no budget known: no endgame

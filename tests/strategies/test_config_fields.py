@@ -45,3 +45,11 @@ def test_fields_reach_the_strategy_and_round_trip_through_toml():
     # The deprecated hgm spelling of min_evals still loads (old run.toml files) and wins.
     old = RunConfig.from_dict({"strategy": {"hgm": {"min_evals_final": 5}}})
     assert make_strategy(old.strategy, seed=0).final.min_evals == 5
+
+
+def test_hgm_cooldown_is_read_as_sharpen_and_hgm_deviations_are_off_by_default():
+    old = RunConfig.from_dict({"strategy": {"hgm": {"cooldown": 0.5}}})
+    assert old.strategy.hgm.sharpen == 0.5
+    strategy = make_strategy(RunConfig().strategy, seed=0, workers=8)
+    assert (strategy.sharpen, strategy.skip_barren, strategy.take_other_action) == (0, False, False)
+    assert strategy.startup and strategy.workers == 8

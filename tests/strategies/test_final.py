@@ -34,7 +34,7 @@ def test_the_quantile_alone_prefers_evidence_and_the_mean_would_not():
     assert FinalRule(quantile=0.1, min_evals=5).choose(state) == 2
     assert FinalRule(quantile=0.5, min_evals=5).choose(state) == 1  # ~ the old rule
     assert FinalRule(min_evals=51).choose(state) == 2  # nobody qualifies: most evaluated
-    assert FinalRule().choose(SearchState(TaskPlan(TASKS))) == 0
+    assert FinalRule().choose(SearchState(TaskPlan(TASKS))) is None  # nothing evaluated
 
 
 def test_beta_quantile_matches_known_values():

@@ -43,13 +43,13 @@ def test_expansion_posterior_uses_clade_counts_over_nodes_with_an_own_success():
     # Beta(1 + clade successes, 1 + clade failures)
     assert a.tolist() == [1 + 4, 1 + 2, 1 + 1]
     assert b.tolist() == [1 + 7, 1 + 0, 1 + 3]
-    assert state.own_counts(0) == (1, 1)  # the reference bug: own counts must not grow
+    assert state.own_counts(0) == (1, 1)  # a clade query never adds to own counts
 
 
-def test_cooldown_scales_the_posterior_with_evaluations():
+def test_sharpen_scales_the_posterior_with_evaluations():
     state = tree()
     evaluate(state, 0, "1100")
-    _, a, b = hgm(cooldown=0.5).expansion_posterior(state)
+    _, a, b = hgm(sharpen=0.5).expansion_posterior(state)
     tau = 1 + 0.5 * 4
     assert a.tolist() == [tau * 3] and b.tolist() == [tau * 3]
 
@@ -93,8 +93,10 @@ def test_evaluation_draws_nodes_with_open_tasks_and_a_uniform_task():
 
 
 def test_start_evaluates_the_seed_because_no_node_has_a_success():
+    # The reference's seed arrives evaluated; ours has no result yet, and with nothing in
+    # flight a Wait would never end: the other kind of action.
     state = tree()
-    strategy = hgm()
+    strategy = hgm(startup=False)
     assert strategy.wants_expansion(state)  # 0^0.6 >= 0
     action = strategy.next_action(state)
     assert isinstance(action, Evaluate) and action.node == 0
@@ -109,7 +111,7 @@ def test_start_evaluates_the_seed_because_no_node_has_a_success():
 def test_expands_once_the_seed_has_a_success():
     state = tree()
     evaluate(state, 0, "1", ("a",))
-    assert hgm().next_action(state) == Expand(0)  # 1^0.6 >= 0
+    assert hgm(startup=False).next_action(state) == Expand(0)  # 1^0.6 >= 0
 
 
 def test_no_stage_gate_by_default_and_staging_on_request():

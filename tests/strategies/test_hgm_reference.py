@@ -1,12 +1,13 @@
 """Our hgm against the reference's formulas (metauto-ai/HGM `hgm.py`), transcribed here as
-an independent implementation, on random event histories: same decisions every step."""
+an independent implementation, on random event histories: same decisions every step,
+the start-up expansions of the root, and a Wait where the chosen action is impossible."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from dgm.strategies import HGMStrategy, SearchState, TaskPlan
+from dgm.strategies import Evaluate, Expand, HGMStrategy, SearchState, TaskPlan, Wait
 
 TASKS = tuple(f"t{i}" for i in range(6))
 
@@ -16,8 +17,9 @@ class ReferenceHGM:
     `n_task_evals` (incremented in `eval_agent` *before* the harness runs),
     `n_pending_expands`, `submitted_ids` and each node's `utility_measures`."""
 
-    def __init__(self, alpha: float) -> None:
+    def __init__(self, alpha: float, n_tasks: int = len(TASKS)) -> None:
         self.alpha = alpha
+        self.n_tasks = n_tasks
         self.nodes: dict[int, int | None] = {0: None}
         self.utility: dict[int, list[int]] = {0: []}
         self.submitted: dict[int, set[str]] = {0: set()}
@@ -49,6 +51,18 @@ class ReferenceHGM:
         kids = [c for c, p in self.nodes.items() if p == node]
         return kids + [d for k in kids for d in self.descendants(k)]
 
+    def decide(self) -> str:
+        """sample(): the kind of action, or "wait" when it has no candidate (the worker
+        returns without doing anything and samples again later)."""
+        if self.should_expand():
+            return "expand" if self.expansion_candidates() else "wait"
+        return "evaluate" if self.evaluation_candidates() else "wait"
+
+    def startup_expansions(self, workers: int) -> int:
+        """main(): `range(len(nodes) - 1, min(5, int(max_workers**alpha)))` expansions of
+        the root, all finished before the first sample()."""
+        return len(range(len(self.nodes) - 1, min(5, int(workers**self.alpha))))
+
     def expansion_candidates(self) -> dict[int, tuple[float, float]]:
         """`mean_utility > 0` nodes; TS_sample's alphas/betas on the node's own plus all
         descendants' measures (tree.py's double-count and dropped node are fixed)."""
@@ -64,7 +78,7 @@ class ReferenceHGM:
         return {
             node: (1 + sum(m), 1 + len(m) - sum(m))
             for node, m in self.utility.items()
-            if len(self.submitted[node]) < len(TASKS)
+            if len(self.submitted[node]) < self.n_tasks
         }
 
 
@@ -75,9 +89,9 @@ def ours_expansion(strategy: HGMStrategy, state: SearchState) -> dict[int, tuple
 
 def ours_evaluation(state: SearchState) -> dict[int, tuple[float, float]]:
     out = {}
-    for i in np.flatnonzero(state.todo_count[: state.size] > 0):
-        s, f = int(state.own_successes[i]), int(state.own_failures[i])
-        out[state.node_id(int(i))] = (1.0 + s, 1.0 + f)
+    solved, failed = state.own_record()
+    for i in np.flatnonzero(state.awaiting_evaluation_column()):
+        out[state.node_id(int(i))] = (1.0 + int(solved[i]), 1.0 + int(failed[i]))
     return out
 
 
@@ -86,9 +100,8 @@ def test_same_decisions_as_the_reference_formulas(seed):
     rng = np.random.default_rng(seed)
     alpha = float(rng.choice([0.4, 0.6, 0.8]))
     ref = ReferenceHGM(alpha)
-    state = SearchState(TaskPlan(TASKS))
-    state.barren_after = 10**9  # the reference re-expands barren parents (state.py)
-    ours = HGMStrategy(np.random.default_rng(0), alpha=alpha)
+    state = SearchState(TaskPlan(TASKS))  # hgm ignores barren parents unless `skip_barren`
+    ours = HGMStrategy(np.random.default_rng(0), alpha=alpha, startup=False)
     running_evals: list[tuple[int, str]] = []
     running_expands: list[int] = []
     decisions = 0
@@ -96,6 +109,7 @@ def test_same_decisions_as_the_reference_formulas(seed):
         assert ours.wants_expansion(state) == ref.should_expand()
         assert ours_expansion(ours, state) == ref.expansion_candidates()
         assert ours_evaluation(state) == ref.evaluation_candidates()
+        assert_same_kind(ours.next_action(state), ref.decide(), ref, state)
         decisions += 1
         kind = rng.integers(4)
         if kind == 0:  # start an evaluation of a random node with an open task
@@ -123,3 +137,71 @@ def test_same_decisions_as_the_reference_formulas(seed):
             state.expansion_finished(parent, child)
             ref.finish_expand(parent, child)
     assert decisions == 300
+
+
+def assert_same_kind(action, kind: str, ref: ReferenceHGM, state: SearchState) -> None:
+    if kind == "expand":
+        assert isinstance(action, Expand) and action.parent in ref.expansion_candidates()
+    elif kind == "evaluate":
+        assert isinstance(action, Evaluate) and action.node in ref.evaluation_candidates()
+        assert action.task not in ref.submitted[action.node]
+    elif state.in_flight:
+        assert action == Wait()
+    else:  # the one difference: with nothing in flight a Wait would never end (hgm.py)
+        assert not isinstance(action, Wait)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 8, 20, 64])
+@pytest.mark.parametrize("alpha", [0.4, 0.6, 0.8])
+@pytest.mark.parametrize("children", [0, 2])
+def test_start_up_expands_the_root_as_often_as_the_reference_then_waits(workers, alpha, children):
+    ref = ReferenceHGM(alpha)
+    state = SearchState(TaskPlan(TASKS))
+    for child in range(1, children + 1):  # a resumed run already has some children
+        state.add_node(child, 0)
+        ref.nodes[child] = 0
+    expected = ref.startup_expansions(workers)
+    ours = HGMStrategy(np.random.default_rng(0), alpha=alpha, workers=workers)
+    for _ in range(expected):
+        assert ours.next_action(state) == Expand(0)
+        state.expansion_started(0)
+    if expected:
+        assert ours.next_action(state) == Wait()  # not one sample() before all finish
+        for k in range(expected - 1):
+            state.expansion_finished(0, None if k % 2 else 100 + k)
+            assert ours.next_action(state) == Wait()
+        state.expansion_finished(0, None)
+    action = ours.next_action(state)  # the search proper: N = 0, so evaluate (or expand)
+    assert action != Wait() and not (action == Expand(0) and state.size - 1 > 0)
+
+
+def test_an_impossible_action_waits_as_the_reference_does():
+    ref = ReferenceHGM(0.6, n_tasks=1)
+    state = SearchState(TaskPlan(("a",)))
+    ours = HGMStrategy(np.random.default_rng(0), startup=False)
+    # Evaluate wins (1^0.6 < 1 child + 1 pending) but no node has a task left.
+    state.evaluation_started(0, "a")
+    ref.start_eval(0, "a")
+    state.evaluation_finished(0, "a", True)
+    ref.finish_eval(0, True)
+    state.add_node(1, 0)
+    ref.nodes[1], ref.utility[1], ref.submitted[1] = 0, [], set()
+    state.evaluation_started(1, "a")
+    ref.start_eval(1, "a")
+    state.expansion_started(0)
+    ref.start_expand()
+    assert not ours.wants_expansion(state) and not ref.should_expand()
+    assert ref.decide() == "wait" and ours.next_action(state) == Wait()
+    other = HGMStrategy(np.random.default_rng(0), startup=False, take_other_action=True)
+    assert other.next_action(state) == Expand(0)  # the option: the other kind at once
+    # Expand wins (2^0.6 >= 0) but no node has an own success: Wait too.
+    ref = ReferenceHGM(0.6, n_tasks=2)
+    state = SearchState(TaskPlan(("a", "b")))
+    for task in ("a", "b"):
+        state.evaluation_started(0, task)
+        ref.start_eval(0, task)
+    state.evaluation_finished(0, "a", False)
+    ref.finish_eval(0, False)  # "b" still running
+    assert ours.wants_expansion(state) and ref.should_expand()
+    assert ref.decide() == "wait" and ours.next_action(state) == Wait()
+    assert other.next_action(state) == Wait()  # nothing to evaluate either

@@ -52,7 +52,11 @@ def simulated(strategy: Strategy, workers: int, limits: SearchBudget, seed: int 
 
 def test_hgm_keeps_every_worker_busy_until_the_budget_stops_it():
     scheduler, _, executor = simulated(
-        HGMStrategy(np.random.default_rng(0)), 6, SearchBudget(max_evals=300, expansion_cost=1)
+        # Without the reference's waits (start-up barrier, impossible action): those are
+        # test_hgm_reference's; here the scheduler must keep what it is given busy.
+        HGMStrategy(np.random.default_rng(0), startup=False, take_other_action=True),
+        6,
+        SearchBudget(max_evals=300, expansion_cost=1),
     )
     summary = scheduler.run()
     assert summary.stop_reason == "evaluation budget reached"
@@ -111,7 +115,7 @@ def test_node_limit_and_external_stop():
     world = World(PRESETS["flat"], 1)
     state = SearchState(world.plan())
     scheduler = Scheduler(
-        HGMStrategy(np.random.default_rng(0)),
+        HGMStrategy(np.random.default_rng(0), startup=False, take_other_action=True),
         state,
         SimulatedExecutor(world, np.random.default_rng(0)),
         3,

@@ -44,11 +44,12 @@ class Polyglot:
         return True  # the statement lists the solution files to edit
 
     def judge(
-        self, task: Task, patch: str, limits: ResourceLimits, backend: str, labels: dict[str, str]
-    ) -> tuple[Verdict, str]:
+        self, task: Task, patch: str, limits: ResourceLimits, backend: str,
+        labels: dict[str, str], extra_copies: bool = False,
+    ) -> tuple[Verdict, str]:  # fmt: skip
         from dgm.benchmarks.polyglot.judge import judge_polyglot
 
-        return judge_polyglot(task, patch, limits, backend, labels)
+        return judge_polyglot(task, patch, limits, backend, labels)  # canaries drawn afresh
 
     def build_images(
         self, data: str | None, ids: list[str] | None, force: bool, log: Callable[[str], None],

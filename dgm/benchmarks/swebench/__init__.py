@@ -44,11 +44,12 @@ class SweBench:
         return named_in_statement(task.meta["patch"], task.problem_statement)
 
     def judge(
-        self, task: Task, patch: str, limits: ResourceLimits, backend: str, labels: dict[str, str]
-    ) -> tuple[Verdict, str]:
+        self, task: Task, patch: str, limits: ResourceLimits, backend: str,
+        labels: dict[str, str], extra_copies: bool = False,
+    ) -> tuple[Verdict, str]:  # fmt: skip
         from dgm.benchmarks.swebench.judge import judge_swebench
 
-        return judge_swebench(task, patch, limits, backend, labels)
+        return judge_swebench(task, patch, limits, backend, labels, extra_copies)
 
     def build_images(
         self, data: str | None, ids: list[str] | None, force: bool, log: Callable[[str], None],

@@ -6,6 +6,10 @@ test files and folders, conftest files, runner configuration, packaging (entry p
 install pytest plugins on the eval script's reinstall), interpreter start-up hooks,
 modules that shadow the test framework, and the runner script the eval command names.
 Hunks on those paths are dropped (and the drop recorded) before the patch is applied.
+The rule goes by channel, not by file name: a start-up or runner name as any component of
+the path (`sitecustomize/__init__.py`, `x/conftest/...`), anything under packaging metadata
+(`*.dist-info/`, `*.egg-info/`, `entry_points.txt`, `.pth`, `.egg-link`) or compiled code.
+The judge also turns pytest's entry-point plugin loading off (swe_judge).
 """
 
 from __future__ import annotations
@@ -22,12 +26,19 @@ CONFIG_FILES = {
     "setup.py", "noxfile.py", "sitecustomize.py", "usercustomize.py", "pytest.py", "py.py",
     "manage.py", "runtests.py", ".coveragerc", "MANIFEST.in",
 }  # fmt: skip
+# Names that hook the interpreter or the runner whatever folder they sit in (a package
+# `sitecustomize/__init__.py` is imported at start-up like the module).
+HOOK_NAMES = {"sitecustomize", "usercustomize", "conftest", "entry_points.txt", "EGG-INFO",
+              "__pycache__"}  # fmt: skip
+# Packaging metadata: where entry points (pytest11 plugins) and start-up files come from.
+METADATA_SUFFIXES = (".dist-info", ".egg-info", ".egg-link", ".egg", ".pth", ".pyc")
 SHADOWING_DIRS = {"_pytest", "pytest", "pluggy", "unittest", "doctest", "py"}
+_OWNERS = {"pytest-dev/pytest": {"_pytest", "pytest", "py"}, "pytest-dev/pluggy": {"pluggy"}}
 _DIFF_HEADER = re.compile(r"^diff --git a/(.+?) b/(.+)$")
 START_MARK = ": '>>>>> Start Test Output'"
 
 
-def protected_reason(path: str, runner_files: set[str]) -> str | None:
+def protected_reason(path: str, runner_files: set[str], repo: str = "") -> str | None:
     """Why the judge owns `path` (repository-relative), or None when a patch may edit it."""
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else path
@@ -35,13 +46,20 @@ def protected_reason(path: str, runner_files: set[str]) -> str | None:
         return "the test command's runner"
     if any(p == ".git" or p.startswith(".git/") for p in parts) or ".." in parts:
         return "git metadata or outside the repository"
-    if name in CONFIG_FILES or name.endswith(".pth"):
-        return "runner configuration or start-up hook"
+    for part in parts:
+        if part in CONFIG_FILES or part in HOOK_NAMES or part.removesuffix(".py") in HOOK_NAMES:
+            return f"runner configuration or start-up hook ({part})"
+        if part.endswith(METADATA_SUFFIXES):
+            return f"packaging metadata or start-up file ({part})"
     if re.match(r"(test_.*|.*_test|tests?)\.py$", name):
         return "a test file"
     if any(p in TEST_DIRS for p in parts[:-1]):
         return "under a test folder"
-    if parts and (parts[0] in SHADOWING_DIRS or parts[0].removesuffix(".py") in SHADOWING_DIRS):
+    # a module that shadows the framework where the editable install puts the repository
+    # (its root, or src/) on sys.path; the framework's own repository owns its names
+    roots = parts[1:2] if parts[:1] == ("src",) else parts[:1]
+    shadows = {r.removesuffix(".py") for r in roots} & (SHADOWING_DIRS - _OWNERS.get(repo, set()))
+    if shadows:
         return "shadows the test framework"
     return None
 
@@ -68,7 +86,9 @@ def split_patch(patch: str) -> list[tuple[list[str], str]]:
     return sections
 
 
-def filter_patch(patch: str, runner_files: set[str]) -> tuple[str, list[dict[str, str]]]:
+def filter_patch(
+    patch: str, runner_files: set[str], repo: str = ""
+) -> tuple[str, list[dict[str, str]]]:
     """(the patch without protected files, what was dropped and why).
 
     Text outside `diff --git` sections (a plain unified diff) is dropped whole: the judge
@@ -79,7 +99,7 @@ def filter_patch(patch: str, runner_files: set[str]) -> tuple[str, list[dict[str
         if not text.startswith("diff --git "):
             dropped.append({"path": "?", "reason": "not a git diff section"})
             continue
-        reasons = {p: protected_reason(p, runner_files) for p in paths if p != "/dev/null"}
+        reasons = {p: protected_reason(p, runner_files, repo) for p in paths if p != "/dev/null"}
         bad = {p: r for p, r in reasons.items() if r}
         if bad:
             path, reason = next(iter(bad.items()))

@@ -14,13 +14,17 @@
 
 from __future__ import annotations
 
+import random
 import re
 import secrets
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from dgm.benchmarks.judging import readable_by_sandbox, xml_report_root
+from dgm.benchmarks.swebench import copies as swe_copies
+from dgm.benchmarks.swebench import copy_plan as swe_copy_plan
 from dgm.benchmarks.swebench import guard as swe_guard
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
@@ -38,51 +42,78 @@ MAX_REPORT_BYTES = 32 * 1024 * 1024
 _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
 
 
-def judge_script(eval_script: str, patch: str, canaries: swe_guard.Canaries | None,
-                 report_dir: str, pytest: bool) -> str:  # fmt: skip
-    """The eval script with the judge's lines before its test command."""
+def judge_script(eval_script: str, canaries: swe_guard.Canaries | None, report_dir: str,
+                 pytest: bool, copied: dict[str, str] | None = None,
+                 plugins: list[str] | None = None) -> str:  # fmt: skip
+    """The eval script with the judge's lines before its test command: the test files
+    with their copies put in place (or the fallback canaries appended), and for pytest
+    entry-point plugins off (those the image installed named with `-p`) and a report."""
     inject = [f"mkdir -p {report_dir}"]
+    for i, path in enumerate(copied or {}):
+        inject.append(f"/bin/cp /stage/tests/{i}.py {shlex.quote(REPO_DIR + '/' + path)}")
     if canaries:
         inject += [f"cat /stage/canary.py >> {f}" for f in canaries.files]
     if pytest:
-        inject.append(
-            f"export PYTEST_ADDOPTS='--junitxml={report_dir}/report.xml -o junit_family=xunit1'"
-        )
+        options = [f"--junitxml={report_dir}/report.xml", "-o", "junit_family=xunit1"]
+        options += [f"-p {p}" for p in plugins or []]
+        inject.append("export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
+        inject.append(f"export PYTEST_ADDOPTS={shlex.quote(' '.join(options))}")
     mark = swe_guard.START_MARK
     if mark not in eval_script:
         raise DgmError("the instance's eval_script has no start-of-test-output marker")
     return eval_script.replace(mark, "\n".join(inject) + "\n" + mark, 1)
 
 
-def run_script(patch: str) -> str:
+PREP_DIR = "/tmp/dgm-prep"
+_PLUGINS = (
+    "import importlib.metadata as m\n"
+    "for d in m.distributions():\n"
+    "    for e in d.entry_points:\n"
+    "        if e.group == 'pytest11': print(e.value.split(':')[0].strip())\n"
+)
+
+
+def prepare_script(patch: str, base_commit: str, files: list[str]) -> str:
+    """Before any code of the patch can run: apply it, and hand the host the test files
+    at the base commit and the pytest plugins the image installed."""
     apply = _APPLY.format(p="/stage/patch.diff")
     lines = [f"cd {REPO_DIR} || exit 90"]
     if patch:
         lines.append(f"{{ {apply}; }} || {{ echo '{APPLY_FAILED}'; exit 1; }}")
-    lines += ["echo '>>>>> Applied Patch'", "/bin/bash /stage/eval.sh", "kill -9 -1 2>/dev/null",
-              "exit 0"]  # fmt: skip
-    return "\n".join(lines) + "\n"
+    lines += ["echo '>>>>> Applied Patch'", f"mkdir -p {PREP_DIR}/files"]
+    for i, path in enumerate(files):
+        lines.append(
+            f"git -c safe.directory='*' show {base_commit}:{shlex.quote(path)}"
+            f" > {PREP_DIR}/files/{i}.py 2>/dev/null || rm -f {PREP_DIR}/files/{i}.py"
+        )
+    lines.append(
+        f"( source /opt/miniconda3/bin/activate && conda activate testbed && python -I"
+        f" -c {shlex.quote(_PLUGINS)} ) > {PREP_DIR}/plugins.txt 2>/dev/null"
+    )
+    return "\n".join(lines + ["exit 0"]) + "\n"
+
+
+RUN_SCRIPT = "cd /testbed || exit 90\n/bin/bash /stage/eval.sh\nkill -9 -1 2>/dev/null\nexit 0\n"
+_PLUGIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
 def judge_swebench(
     task: Task, patch: str, limits: ResourceLimits, backend: str = "docker",
-    labels: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None, extra_copies: bool = False,
 ) -> tuple[Verdict, str]:  # fmt: skip
     meta = task.meta
     command = swe_guard.test_command(str(meta["eval_script"]))
-    kept, dropped = swe_guard.filter_patch(patch, swe_guard.runner_files(command))
+    kept, dropped = swe_guard.filter_patch(patch, swe_guard.runner_files(command),
+                                           str(meta.get("repo", "")))  # fmt: skip
     files = swe_guard.test_files(command)
-    canaries = swe_guard.Canaries.draw(files) if files else None
     pytest = bool(_PYTEST.search(command))
     report_dir = f"/tmp/dgm-{secrets.token_hex(8)}"
     with tempfile.TemporaryDirectory(prefix="dgm-judge-") as tmp:
         stage = Path(tmp) / "stage"
         stage.mkdir()
         (stage / "patch.diff").write_text(kept)
-        (stage / "canary.py").write_text(canaries.source() if canaries else "")
-        script = judge_script(str(meta["eval_script"]), kept, canaries, report_dir, pytest)
-        (stage / "eval.sh").write_text(script)
-        (stage / "judge.sh").write_text(run_script(kept))
+        (stage / "prepare.sh").write_text(prepare_script(kept, str(meta["base_commit"]), files))
+        (stage / "run.sh").write_text(RUN_SCRIPT)
         readable_by_sandbox(stage)
         official = not task.judge_image.startswith("dgm/")
         spec = SandboxSpec(
@@ -94,13 +125,28 @@ def judge_swebench(
             env=_judge_env(task),
             writable_root=True,  # the eval script reinstalls the package into the venv
         )
+        plan: swe_copy_plan.CopyPlan | None = None
+        canaries: swe_guard.Canaries | None = None
         with open_sandbox(spec, backend) as box:
-            result = box.exec(["/bin/bash", "/stage/judge.sh"], timeout=task.test_timeout_s)
-            junit = _copy_report(box, report_dir, Path(tmp)) if pytest else None
-        log = result.output + ("\n>>>>> Tests Timed Out\n" if result.timed_out else "")
+            prep = box.exec(["/bin/bash", "/stage/prepare.sh"], timeout=task.test_timeout_s)
+            if APPLY_FAILED in prep.output or prep.timed_out or prep.exit_code != 0:
+                result, junit = prep, None
+            else:
+                base, plugins = _prepared(box, Path(tmp), files)
+                plan = _plan(task, files, base, 2 if extra_copies else 1)
+                canaries = None if plan or not files else swe_guard.Canaries.draw(files)
+                _stage_tests(stage, plan, canaries)
+                script = judge_script(str(meta["eval_script"]), canaries, report_dir, pytest,
+                                      plan.files if plan else None, plugins)  # fmt: skip
+                (stage / "eval.sh").write_text(script)
+                readable_by_sandbox(stage)
+                result = box.exec(["/bin/bash", "/stage/run.sh"], timeout=task.test_timeout_s)
+                junit = _copy_report(box, report_dir, Path(tmp)) if pytest else None
+        log = prep.output + ("" if result is prep else result.output)
+        log += "\n>>>>> Tests Timed Out\n" if result.timed_out else ""
         log_path = Path(tmp) / "test_output.txt"
         log_path.write_text(log)
-        verdict = grade(task, log_path, junit if pytest else None, canaries)
+        verdict = grade(task, log_path, junit if pytest else None, canaries, plan)
     details = dict(verdict.details)
     if dropped:
         details["dropped_hunks"] = dropped
@@ -109,6 +155,7 @@ def judge_swebench(
         error = f"the eval script was killed at the {task.test_timeout_s} s limit"
     elif APPLY_FAILED in log:
         error = "the model patch does not apply"
+    seconds = prep.duration_s + (0 if result is prep else result.duration_s)
     return (
         Verdict(
             resolved=verdict.resolved and not result.timed_out,
@@ -116,13 +163,51 @@ def judge_swebench(
             exit_code=result.exit_code,
             timed_out=result.timed_out,
             error=error,
-            seconds=result.duration_s,
-            test_seconds=result.duration_s,
+            seconds=seconds,
+            test_seconds=seconds,
             details=details,
             tampered=verdict.tampered,
         ),
         log,
     )
+
+
+def _prepared(box: Any, tmp: Path, files: list[str]) -> tuple[dict[str, str | None], list[str]]:
+    """The base commit's test files and the image's pytest plugins, as the prepare step
+    left them (before any code of the patch ran)."""
+    dest = tmp / "prep"
+    dest.mkdir()
+    try:
+        box.copy_out(PREP_DIR, dest, max_bytes=MAX_REPORT_BYTES)
+    except DgmError:
+        return {}, []
+    root = dest / Path(PREP_DIR).name
+    base: dict[str, str | None] = {}
+    for i, path in enumerate(files):
+        found = root / "files" / f"{i}.py"
+        base[path] = found.read_text(errors="replace") if found.is_file() else None
+    listed = root / "plugins.txt"
+    names = listed.read_text().split() if listed.is_file() else []
+    return base, sorted({n for n in names if _PLUGIN_NAME.match(n)})
+
+
+def _plan(
+    task: Task, files: list[str], base: dict[str, str | None], scale: int = 1
+) -> swe_copy_plan.CopyPlan | None:
+    sources = swe_copy_plan.with_test_patch(base, str(task.meta.get("test_patch", "")))
+    if not sources or set(sources) != set(files):
+        return None
+    f2p, p2p = (list(task.meta.get(k) or []) for k in ("FAIL_TO_PASS", "PASS_TO_PASS"))
+    rng = random.Random(secrets.randbits(64))
+    return swe_copies.plan_copies(sources, f2p, p2p, rng, n_fail=3 * scale, n_pass=2 * scale)
+
+
+def _stage_tests(stage: Path, plan: swe_copy_plan.CopyPlan | None,
+                 canaries: swe_guard.Canaries | None) -> None:  # fmt: skip
+    (stage / "tests").mkdir()
+    for i, text in enumerate((plan.files if plan else {}).values()):
+        (stage / "tests" / f"{i}.py").write_text(text)
+    (stage / "canary.py").write_text(canaries.source() if canaries else "")
 
 
 def _judge_env(task: Task) -> dict[str, str]:
@@ -185,7 +270,7 @@ def node_id(file: str, classname: str, name: str) -> str:
 
 def grade(
     task: Task, log_path: Path, junit: dict[str, str] | None,
-    canaries: swe_guard.Canaries | None,
+    canaries: swe_guard.Canaries | None, plan: swe_copy_plan.CopyPlan | None = None,
 ) -> Verdict:  # fmt: skip
     """The official grading on the combined per-test statuses, with the canary checks."""
     from swebench.harness.constants import ResolvedStatus
@@ -200,6 +285,10 @@ def grade(
     status_map, found = get_logs_eval(spec, str(log_path))
     if not found:
         return Verdict(False, error="no test results in the log (see test_output.txt)")
+    raw = {"log": dict(status_map)} | ({"report": junit} if junit is not None else {})
+    if plan is not None:
+        status_map = plan.to_official(status_map)
+        junit = plan.to_official(junit) if junit is not None else None
     tests = dict(status_map)
     details: dict[str, Any] = {}
     if junit is not None or _PYTEST.search(swe_guard.test_command(spec.eval_script)):
@@ -219,11 +308,26 @@ def grade(
     details |= {"resolution": get_resolution_status(report), "report": report}
     if canaries is not None:
         details["canaries"] = [canaries.must_pass, canaries.must_fail]
+    mismatch = None
+    if plan is not None:
+        details["copies"] = {"must_fail": plan.must_fail, "must_pass": plan.must_pass,
+                             "renamed": plan.official}  # fmt: skip
+        # as secret as canaries: no prompt ever shows a line that names one (diagnose)
+        details["canaries"] = [*plan.must_fail, *plan.must_pass, *plan.official]
+        expected = set(gold["FAIL_TO_PASS"]) | set(gold["PASS_TO_PASS"])
+        claims_pass = any(tests.get(t) in PASSING for t in expected)
+        for name, statuses in raw.items():
+            found_evidence, found_mismatch = plan.evidence(statuses, claims_pass)
+            evidence = evidence or (f"{name}: {found_evidence}" if found_evidence else None)
+            mismatch = mismatch or found_mismatch
     if evidence:
         details["tamper_evidence"] = evidence
+    if mismatch:
+        details["copy_mismatch"] = mismatch
     real = {t: s for t, s in tests.items() if not (canaries and canaries.prefix in t)}
-    return Verdict(resolved and not evidence, tests=real, details=details,
-                   tampered=bool(evidence))  # fmt: skip
+    error = "a copy of a passing test did not pass (see details)" if mismatch else None
+    return Verdict(resolved and not evidence and not mismatch, tests=real, details=details,
+                   tampered=bool(evidence), error=error)  # fmt: skip
 
 
 def _tamper_evidence(

@@ -19,6 +19,7 @@ from typing import Any
 
 from dgm.errors import DgmError
 from dgm.jobs import agent_run
+from dgm.jobs.agent_env_change import environment_change, spec_of
 from dgm.jobs.agent_run import AgentRunRequest, AgentRunResult, load_manifest
 from dgm.jobs.expand.job import ExpandJob, ExpandResult, ExpandSettings
 from dgm.jobs.tamper_scan import scan_diff
@@ -56,6 +57,7 @@ def make_child(
     git_apply(workspace, agent.patch)
     child = workspace
     changed = improve_changed(Path(job.parent_code), child, agent.patch)
+    env_change = None if settings.environment else environment_change(Path(job.parent_code), child)
     links = escaping_links(child)
     if links:  # refused, never committed: checking the node out would point outside
         shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
@@ -64,8 +66,9 @@ def make_child(
         passed, output = smoke(child, log_dir, labels, settings)
         if not passed:
             return done("smoke_failed", diff=agent.patch, improve_changed=changed,
-                        reason=f"the child's smoke test failed: {output[-1500:]}")  # fmt: skip
-    return done("ok", diff=agent.patch, improve_changed=changed)
+                        reason=f"the child's smoke test failed: {output[-1500:]}",
+                        environment_change=env_change)  # fmt: skip
+    return done("ok", diff=agent.patch, improve_changed=changed, environment_change=env_change)
 
 
 def self_edit_request(
@@ -89,6 +92,7 @@ def self_edit_request(
         limits=settings.limits,
         workspace=workspace,
         labels={LABEL_RUN: settings.run, LABEL_JOB: job.job_id},
+        environment=spec_of(settings.environment),
         **extra,
     )
 
@@ -107,9 +111,15 @@ def smoke(
         workspace=child,
         command="smoke",
         labels=labels,
+        environment=spec_of(settings.environment),
     )
-    result = agent_run.run_agent(request, log_dir / "smoke-out", None, settings.backend)
+    try:
+        result = agent_run.run_agent(request, log_dir / "smoke-out", None, settings.backend)
+    except DgmError as exc:  # the child named requirements that cannot be had
+        return False, f"the child's agent environment cannot be built: {exc.message} ({exc.hint})"
     (log_dir / "smoke_output.txt").write_text(result.output)
+    if result.environment is not None:  # the child's environment: requirements, wheel hashes
+        (log_dir / "environment.json").write_text(json.dumps(result.environment, indent=2))
     return result.exit_code == 0 and not result.timed_out, result.output
 
 
@@ -124,12 +134,13 @@ def finish(
     procedure: str = "dgm",
     improve_changed: bool = False,
     harvested: list[str] | None = None,
+    environment_change: str | None = None,
 ) -> ExpandResult:
     """The job's result, written to `<log dir>/result.json` (with the diff's tamper scan)."""
     result = ExpandResult(
         status, statement, diff, reason, diagnosis, round(time.monotonic() - started, 3),
         scan_diff(diff, role="agent"), procedure=procedure, improve_changed=improve_changed,
-        harvested_tools=list(harvested or []),
+        harvested_tools=list(harvested or []), environment_change=environment_change,
     )  # fmt: skip
     (log_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
     return result

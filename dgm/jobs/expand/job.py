@@ -26,6 +26,8 @@ class ExpandSettings:
     backend: str = "docker"
     mode: str = "dgm"
     """`[self_improve] mode`: `agent` runs the parent's own `improve` command (improve.py)."""
+    environment: dict[str, Any] | None = None
+    """A frozen run's seed environment (`[environment] frozen`), used by every agent run."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,6 +101,8 @@ class ExpandResult:
     improve_changed: bool = False
     """The diff changes the improvement procedure (an `[improve] paths` file, or the
     `improve` command line): the meta level evolved (child.improve_changed)."""
+    environment_change: str | None = None
+    """The child's agent environment differs from its parent's: how (agent_env_change.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

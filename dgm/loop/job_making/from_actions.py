@@ -171,9 +171,7 @@ class ActionJobs:
     def _ordinal(self, parent: NodeId) -> int:
         """How many expansions of `parent` came before this one (this one is in flight)."""
         assert self.state is not None
-        i = self.state.index(parent)
-        s = self.state
-        return int(s.child_count[i] + s.failed_expansions_of[i] + s.pending_expansions[i] - 1)
+        return self.state.expansions_of(parent) - 1
 
     def _choose_target(self, parent: NodeId, ordinal: int) -> ImprovementTarget:
         config = self.run.config

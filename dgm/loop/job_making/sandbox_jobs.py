@@ -10,6 +10,7 @@ descriptions; the gateway, its keys and the store stay in this process.
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ class SandboxJobs(JobFactory):
             tasks = pin_images(tasks)
             self.expand_image = images.resolve(EXPAND_IMAGE)
         self.tasks = {t.id: t for t in tasks}
+        self.frozen_env = frozen_environment(run) if self.config.environment.frozen else None
 
     def task_plan(self) -> TaskPlan:
         stage2 = self.stages[1].task_ids if len(self.stages) > 1 else ()
@@ -65,8 +67,9 @@ class SandboxJobs(JobFactory):
     # -- jobs as data, bound to the gateway ------------------------------------------------
     def eval_job(self, job_id: str, node: int, code: Path, task: str, log_dir: Path) -> EvalJob:
         bench = self.config.benchmark
+        record = self.run.node(node)
         job = EvalJob(
-            agent=AgentRef(str(code), commit=self.run.node(node).commit),
+            agent=AgentRef(str(code), commit=record.commit),
             task=self.tasks[task],
             log_dir=str(log_dir),
             limits=asdict(self.limits),
@@ -76,6 +79,9 @@ class SandboxJobs(JobFactory):
             stage=self.stage_of.get(task, 1),
             run=self.config.name,
             backend=self.backend,
+            # a tamper-scan warning on the node's own diff: its passes are re-judged
+            rejudge=bool(record.meta.get("tamper_warnings")),
+            environment=self.frozen_env,
         )
         llm = self._bind(job_id, node, task, "solve", log_dir, "llm.jsonl")
         return replace(job, llm=llm)
@@ -99,6 +105,7 @@ class SandboxJobs(JobFactory):
             limits=self.limits,
             backend=self.backend,
             mode=self.config.self_improve.mode,
+            environment=self.frozen_env,
         )
         history = str(history_dir) if history_dir is not None else None
         job = ExpandJob(
@@ -196,3 +203,12 @@ class SandboxJobs(JobFactory):
 
         client = docker.from_env()
         return len(remove_containers(client, list_containers(client, f"{LABEL_PID}={os.getpid()}")))
+
+
+def frozen_environment(run: Run) -> dict[str, Any]:
+    """The seed's `[environment]`, as job data: a frozen run keeps it for every node."""
+    from dgm.jobs.agent_env_change import spec_data
+    from dgm.sandbox.env_requirements import environment_of
+
+    with tempfile.TemporaryDirectory(prefix="dgm-seed-env-") as tmp:
+        return spec_data(environment_of(run.checkout(0, Path(tmp) / "seed")))

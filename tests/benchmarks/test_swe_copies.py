@@ -1,0 +1,181 @@
+"""The SWE-bench judge's copies of real tests, run for real with pytest on the host: a
+true fix passes every original and must-pass copy and fails every must-fail copy; a
+solution that forces passes for the tests that touch it is caught by the copies."""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dgm.benchmarks.swebench.copies import plan_copies
+from dgm.benchmarks.swebench.copy_plan import CopyPlan, with_test_patch
+from dgm.benchmarks.swebench.judge import parse_junit
+
+TESTS = '''"""Tests of calc."""
+from __future__ import annotations
+
+import pytest
+
+from calc import Calc, add
+
+CASES = [(1, 2), (3, 4)]
+
+
+def test_add_small():
+    assert add(1, 2) == 3
+
+
+@pytest.mark.parametrize("a, b", CASES)
+def test_add_cases(a, b):
+    total = add(a, b)
+    assert total == a + b
+
+
+def test_add_name():
+    assert Calc().name == "calc"
+
+
+class TestCalc:
+    def test_double(self):
+        c = Calc()
+        assert c.double(4) == 8
+
+    def test_double_zero(self):
+        assert not Calc().double(0)
+
+    @pytest.mark.xfail
+    def test_never(self):
+        assert False
+'''
+FIXED = "def add(a, b):\n    return a + b\n\nclass Calc:\n    name = 'calc'\n" \
+        "    def double(self, x):\n        return 2 * x\n"  # fmt: skip
+F2P = ["tests/test_calc.py::test_add_small", "tests/test_calc.py::TestCalc::test_double"]
+P2P = ["tests/test_calc.py::test_add_cases[1-2]", "tests/test_calc.py::test_add_cases[3-4]",
+       "tests/test_calc.py::test_add_name", "tests/test_calc.py::TestCalc::test_double_zero",
+       "tests/test_calc.py::TestCalc::test_never"]  # fmt: skip
+# Passes every test whose frames touched the solution: what the copies are there to catch.
+FORCE = """
+import sys, _pytest.reports as _r
+_orig = _r.TestReport.from_item_and_call.__func__
+def _forced(cls, item, call):
+    rep = _orig(cls, item, call)
+    if call.when == "call" and "Calc" in vars(item.module):
+        rep.outcome = "passed"
+    return rep
+_r.TestReport.from_item_and_call = classmethod(_forced)
+"""
+# Reaches pytest's Config through gc at import and registers a hook at run time.
+GC_HOOK = """
+import gc, pytest
+class _P:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        out = yield
+        out.get_result().outcome = "passed"
+for _o in gc.get_objects():
+    if type(_o).__name__ == "Config" and hasattr(_o, "pluginmanager"):
+        _o.pluginmanager.register(_P(), "dgm-probe")
+        break
+"""
+
+
+def _plan(seed: int) -> CopyPlan:
+    plan = plan_copies({"tests/test_calc.py": TESTS}, F2P, P2P, random.Random(seed))
+    assert plan is not None
+    return plan
+
+
+def _run(tmp: Path, plan: CopyPlan, solution: str) -> dict[str, str]:
+    (tmp / "tests").mkdir()
+    (tmp / "tests" / "test_calc.py").write_text(plan.files["tests/test_calc.py"])
+    (tmp / "calc.py").write_text(solution)
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    "--junitxml=r.xml", "-o", "junit_family=xunit1", "tests"], cwd=tmp,
+                   env={"PYTHONPATH": str(tmp), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+                   capture_output=True)  # fmt: skip
+    report = parse_junit((tmp / "r.xml").read_bytes())
+    assert report is not None
+    return report
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_copies_look_like_the_files_tests_and_a_true_fix_passes_them(
+    tmp_path: Path, seed: int
+) -> None:
+    plan = _plan(seed)
+    text = plan.files["tests/test_calc.py"]
+    assert plan.must_fail and plan.must_pass
+    # every copied original is renamed, and no name tells originals from copies
+    assert set(plan.official.values()) <= {t.split("::")[-1].split("[")[0] for t in F2P + P2P}
+    names = [*plan.official, *plan.must_fail, *plan.must_pass]
+    assert all(re.fullmatch(r"test_[a-z0-9_]+", n) and f"def {n}(" in text for n in names)
+    assert not any(f"def {n}(" in text for n in plan.official.values())
+    assert "test_never" in text  # an xfail test is never copied or renamed
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    official = plan.to_official(statuses)
+    assert all(official[t] in ("PASSED", "XFAIL") for t in F2P + P2P), official
+    for copy in plan.must_fail:
+        assert any(copy in k and s == "FAILED" for k, s in statuses.items())
+
+
+@pytest.mark.parametrize("attack", [FORCE, GC_HOOK])
+def test_forcing_passes_for_tests_that_touch_the_solution_is_tampering(
+    tmp_path: Path, attack: str
+) -> None:
+    plan = _plan(7)
+    wrong = "def add(a, b):\n    return 0\n\nclass Calc:\n    name = ''\n    def double(self, x):\n"
+    statuses = _run(tmp_path, plan, wrong + "        return 0\n" + attack)
+    official = plan.to_official(statuses)
+    assert official["tests/test_calc.py::test_add_small"] == "PASSED"  # the attack worked...
+    tampered, _ = plan.evidence(statuses, claims_pass=True)
+    assert tampered and "must-fail copy" in tampered  # ...and is caught
+
+
+def test_a_mutated_original_has_look_alikes_that_differ_in_one_value_and_no_twin() -> None:
+    for seed in range(20):
+        plan = _plan(seed)
+        mutated = set(plan.must_fail.values())
+        assert not mutated & set(plan.must_pass.values())  # no identical twin gives it away
+        text = plan.files["tests/test_calc.py"]
+        for original in mutated:
+            family = [c for c, o in plan.must_fail.items() if o == original]
+            bodies = {_body(text, n) for n in [original, *family]}
+            assert len(bodies) == len(family) + 1  # all different from each other
+
+
+def _body(text: str, name: str) -> str:
+    return text.split(f"def {name}(", 1)[1].split("\n\n", 1)[0]
+
+
+def test_results_map_back_to_official_names_and_copies_stay_apart() -> None:
+    plan = CopyPlan({}, {"test_alpha_beta": "test_x"}, {"test_beta": "test_alpha_beta"},
+                    {"test_gamma": "test_alpha_beta"})  # fmt: skip
+    log = {"t/test_a.py::C::test_alpha_beta[1-2]": "PASSED",
+           "t/test_a.py::C::test_beta[1-2]": "FAILED",
+           "t/test_a.py::C::test_gamma[1-2]": "PASSED", "test_alpha_beta": "PASSED"}  # fmt: skip
+    assert plan.to_official(log) == {"t/test_a.py::C::test_x[1-2]": "PASSED", "test_x": "PASSED"}
+    assert plan.evidence(log, True) == (None, None)
+    forced = log | {"t/test_a.py::C::test_beta[1-2]": "PASSED"}
+    assert "must-fail" in (plan.evidence(forced, True)[0] or "")
+    sympy = {"test_alpha_beta": "PASSED", "test_beta": "PASSED", "test_gamma": "PASSED"}
+    assert "must-fail" in (plan.evidence(sympy, True)[0] or "")
+    assert "missing" in (plan.evidence({"test_alpha_beta": "PASSED"}, True)[0] or "")
+    flaky = log | {"t/test_a.py::C::test_gamma[1-2]": "FAILED"}
+    assert plan.evidence(flaky, True) == (None, "copy t/test_a.py::C::test_gamma[1-2] of a "
+                                          "passing test was FAILED")  # fmt: skip
+    xfail = log | {"t/test_a.py::C::test_alpha_beta[1-2]": "XFAIL"}
+    assert "XFAIL" in (plan.evidence(xfail, True)[0] or "")
+
+
+def test_the_test_patch_is_applied_to_the_base_files() -> None:
+    patch = ("diff --git a/t/test_a.py b/t/test_a.py\n--- a/t/test_a.py\n+++ b/t/test_a.py\n"
+             "@@ -1 +1,2 @@\n x = 1\n+y = 2\ndiff --git a/t/data.txt b/t/data.txt\nnew file "
+             "mode 100644\n--- /dev/null\n+++ b/t/data.txt\n@@ -0,0 +1 @@\n+d\n")  # fmt: skip
+    assert with_test_patch({"t/test_a.py": "x = 1\n"}, patch) == {"t/test_a.py": "x = 1\ny = 2\n"}
+    assert with_test_patch({"t/test_a.py": "z = 1\n"}, patch) is None

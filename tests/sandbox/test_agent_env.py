@@ -1,0 +1,147 @@
+"""Agent environments without trusting the agent: requirements are index names and
+versions only; the host fetches binary wheels and never runs a package's build script;
+an unchanged environment is reused at once. The index here is a local folder (pip's own
+PIP_FIND_LINKS / PIP_NO_INDEX, host settings the agent cannot reach), so no network."""
+
+from __future__ import annotations
+
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from dgm.errors import DgmError
+from dgm.sandbox.agent_env import ensure_env, env_key, list_envs
+from dgm.sandbox.env_requirements import (
+    EnvironmentSpec,
+    RequirementRefused,
+    check_requirement,
+    environment_of,
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("https://evil.example/pkg-1.0.tar.gz", "URL"),
+        ("pkg @ https://evil.example/pkg.whl", "URL"),
+        ("git+https://github.com/x/y", "VCS"),
+        ("./local/pkg", "local path"),
+        ("/abs/pkg.whl", "local path"),
+        ("-e .", "pip option"),
+        ("--index-url https://evil.example/simple", "pip option"),
+        ("--extra-index-url=https://x", "pip option"),
+        ("-r other.txt", "pip option"),
+    ],
+)
+def test_urls_paths_and_options_are_refused_with_the_reason(line, reason):
+    with pytest.raises(RequirementRefused, match=reason):
+        check_requirement(line)
+
+
+def test_index_names_with_versions_pass_normalised():
+    assert check_requirement("LiteLLM[proxy] >= 1.2, <2 ; python_version>='3.8'") == (
+        'LiteLLM[proxy]<2,>=1.2; python_version >= "3.8"'
+    )
+
+
+def test_manifest_environment_is_read_and_checked(tmp_path):
+    (tmp_path / "agent.toml").write_text(
+        '[commands]\nsolve = "true"\n[environment]\nrequirements = "reqs.txt"\n'
+    )
+    (tmp_path / "reqs.txt").write_text("# deps\nzeta==1\nalpha==2  # pinned\n")
+    assert environment_of(tmp_path) == EnvironmentSpec(("alpha==2", "zeta==1"))
+    (tmp_path / "reqs.txt").write_text("alpha==2\nhttp://x/y.tar.gz\n")
+    with pytest.raises(RequirementRefused, match="reqs.txt line 2"):
+        environment_of(tmp_path)
+
+
+def _index(tmp_path: Path, monkeypatch) -> Path:
+    index = tmp_path / "index"
+    index.mkdir()
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_CACHE_DIR", str(tmp_path / "pip-cache"))
+    return index
+
+
+def _wheel(index: Path, name: str, version: str) -> None:
+    dist = f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(index / f"{name}-{version}-py3-none-any.whl", "w") as whl:
+        whl.writestr(f"{name}/__init__.py", f"VERSION = {version!r}\n")
+        whl.writestr(
+            f"{dist}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        )
+        whl.writestr(
+            f"{dist}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        whl.writestr(f"{dist}/RECORD", "")
+
+
+def test_built_once_then_reused_in_under_a_second(tmp_path, monkeypatch):
+    _wheel(_index(tmp_path, monkeypatch), "tinypkg", "1.0")
+    spec = EnvironmentSpec(("tinypkg==1.0",))
+    lines: list[str] = []
+    built = ensure_env(spec, root=tmp_path / "envs", progress=lines.append)
+    assert built is not None and built.build_s is not None
+    assert any("fetching binary wheels" in line for line in lines)
+    site = built.path / "lib" / "python3.11" / "site-packages"
+    assert (site / "tinypkg" / "__init__.py").read_text() == "VERSION = '1.0'\n"
+    assert (built.path / "bin" / "python").readlink() == Path("/usr/bin/python3.11")
+    assert [(r["name"], r["version"]) for r in built.resolved] == [("tinypkg", "1.0")]
+    started = time.monotonic()
+    again = ensure_env(spec, root=tmp_path / "envs")
+    assert time.monotonic() - started < 1.0
+    assert again is not None and again.build_s is None and again.path == built.path
+    assert [e["key"] for e in list_envs(tmp_path / "envs")] == [env_key(spec)]
+    assert env_key(EnvironmentSpec(("tinypkg==1.1",))) != env_key(spec)
+
+
+def test_a_build_script_never_runs_on_the_host(tmp_path, monkeypatch):
+    """An sdist whose setup.py writes a file: refused for want of a wheel, file absent."""
+    index = _index(tmp_path, monkeypatch)
+    marker = tmp_path / "pwned"
+    package = tmp_path / "evilpkg-1.0"
+    package.mkdir()
+    (package / "setup.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "from setuptools import setup\nsetup(name='evilpkg', version='1.0')\n"
+    )
+    (package / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: evilpkg\nVersion: 1.0\n")
+    with tarfile.open(index / "evilpkg-1.0.tar.gz", "w:gz") as sdist:
+        sdist.add(package, arcname="evilpkg-1.0")
+    with pytest.raises(DgmError, match="evilpkg==1.0 cannot be resolved to a binary wheel"):
+        ensure_env(EnvironmentSpec(("evilpkg==1.0",)), root=tmp_path / "envs")
+    assert not marker.exists()
+    assert list_envs(tmp_path / "envs") == []
+
+
+@pytest.mark.docker
+def test_debian_packages_reach_the_agents_path(tmp_path, monkeypatch):
+    """`apt = ["ripgrep"]`: unpacked on the host (no maintainer script), on PATH inside."""
+    from dgm.jobs.agent_run import AgentRunRequest, run_agent
+    from dgm.workspace_git import git_init
+    from tests.needs import image_or_missing
+
+    image = image_or_missing("runtime")
+    monkeypatch.setenv("DGM_AGENT_ENV_DIR", str(tmp_path / "envs"))
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.toml").write_text(
+        "[commands]\nsolve = \"sh -c 'rg --version > /out/rg.txt'\"\n"
+        '[environment]\napt = ["ripgrep"]\n'
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    base = git_init(work)
+    try:
+        result = run_agent(AgentRunRequest(agent, image, {"id": "t"}, base, 120, workspace=work),
+                           tmp_path / "out")  # fmt: skip
+    except DgmError as exc:
+        if "cannot be fetched" in exc.message:
+            pytest.skip(f"no Debian mirror reachable: {exc.message}")
+        raise
+    assert (tmp_path / "out" / "rg.txt").read_text().startswith("ripgrep"), result.output
+    assert result.environment and result.environment["resolved"][0]["name"] == "apt:ripgrep"
