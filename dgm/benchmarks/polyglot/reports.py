@@ -32,7 +32,8 @@ MAIN=$(find src/main/java -name '*.java' 2>/dev/null || true)
 if [ -n "$MAIN" ]; then
   javac -proc:none -encoding UTF-8 -nowarn -d "$DGM_OUT/main" -cp "$LIBS" $MAIN
 fi
-javac -proc:none -encoding UTF-8 -nowarn -g:none -d "$DGM_OUT/test" -cp "$DGM_OUT/main:$CONSOLE:$LIBS" \\
+javac -proc:none -encoding UTF-8 -nowarn -g:none -d "$DGM_OUT/test" \\
+  -cp "$DGM_OUT/main:$CONSOLE:$LIBS" \\
   $(find src/test/java -name '*.java')
 """
 JAVA_RUN = """#!/bin/sh

@@ -1,0 +1,147 @@
+"""Changed values for must-fail copies, drawn so that the real value cannot be told from
+its copies by the way they were made.
+
+For one test the judge makes k must-fail copies that all change the same literal, and
+draws the k+1 values {real, copies} as one set in which the real value's place is
+uniform: numbers are an evenly spaced run (step d, 1 <= d <= 9 units of the literal's
+last digit) with the real one at a uniformly drawn rank; a string has the same word (or
+the same character) swapped for k others of the same kind; a collection has one element
+changed that way. A draw is thrown away only by a rule that looks at the whole set (it
+crosses zero or a type's width, a hex literal would change width), never at which member
+is real: given the set, every member is equally likely to be the real one to an attacker
+who knows this code. What remains is prior knowledge of plausible answers (README).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from decimal import Decimal
+from typing import Any
+
+from dgm.benchmarks.polyglot.copies import WORDS
+
+NONE: list[Any] = []
+_BOUNDARIES = (0, 128, 256, 1 << 15, 1 << 16, 1 << 31, 1 << 32, 1 << 63)
+"""A set of numbers never straddles one of these (a copy must still compile: a negative
+value in an unsigned slot, 256 in a `u8`)."""
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _shuffled(items: list[Any]) -> list[Any]:
+    return sorted(items, key=lambda _i: secrets.randbelow(1 << 30))
+
+
+def int_run(value: int, k: int) -> list[int]:
+    """k other ints: value at a uniform rank in an evenly spaced run of k+1 ([] when the
+    drawn run straddles a boundary)."""
+    step, rank = 1 + secrets.randbelow(9), secrets.randbelow(k + 1)
+    run = [value + (j - rank) * step for j in range(k + 1)]
+    if any(lo < b <= hi for lo, hi in [(run[0], run[-1])] for b in _BOUNDARIES):
+        return NONE
+    return [v for v in run if v != value]
+
+
+def number_literal(token: str, k: int) -> list[str]:
+    """k other number literals in the token's own notation (hex stays hex, same width and
+    case; decimals keep their count of digits; suffix kept), or [] when it has none."""
+    m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+)([iu]\d+|[uUlL]+)?", token)
+    if m:
+        base = {"x": 16, "b": 2, "o": 8}[m.group(1).lower()]
+        digits = m.group(2)
+        try:
+            run = int_run(int(digits, base), k)
+        except ValueError:
+            return NONE
+        fmt = {16: "x", 2: "b", 8: "o"}[base]
+        out = [format(v, fmt).zfill(len(digits)) for v in run]
+        if any(len(o) != len(digits) for o in out):
+            return NONE
+        if digits != digits.lower():
+            out = [o.upper() for o in out]
+        return [f"0{m.group(1)}{o}{m.group(3) or ''}" for o in out]
+    m = re.fullmatch(r"(\d+)(?:\.(\d+))?([A-Za-z][A-Za-z0-9]*)?", token)
+    if not m or (len(m.group(1)) > 1 and m.group(1).startswith("0")):
+        return NONE  # `1_000`, `1e9`, `007`: no notation we can keep
+    suffix = m.group(3) or ""
+    if re.fullmatch(r"[eE]\d*", suffix):
+        return NONE
+    places = len(m.group(2) or "")
+    scaled = int(m.group(1) + (m.group(2) or ""))
+    run = int_run(scaled, k)
+    if not run:
+        return NONE
+    if places:
+        text = [str(Decimal(v).scaleb(-places)) for v in run]
+        text = [f"{Decimal(t):.{places}f}" for t in text]
+    else:
+        text = [str(v) for v in run]
+    return [t + suffix for t in text]
+
+
+def _word_class(word: str) -> tuple[str, int]:
+    shape = "U" if word.isupper() else "T" if word.istitle() else "l" if word.islower() else ""
+    return shape, min(len(word) // 3, 3)
+
+
+def string_body(body: str, k: int) -> list[str]:
+    """k other string bodies: one word swapped for k other words of the file of the same
+    kind (case, length band), else one letter or digit for k others of its class."""
+    spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
+    for m in _shuffled(spots):
+        word = m.group(0)
+        kind = _word_class(word)
+        others = [w for w in WORDS.get() if w != word and _word_class(w) == kind and kind[0]]
+        if len(others) >= k:
+            picks = _shuffled(others)[:k]
+            return [body[: m.start()] + w + body[m.end() :] for w in picks]
+    plain = [m.start() for m in re.finditer(r"[A-Za-z0-9]", body)
+             if m.start() == 0 or body[m.start() - 1] != "\\"]  # fmt: skip
+    if not plain:
+        return NONE
+    i = secrets.choice(plain)
+    char = body[i]
+    pool = _LETTERS.upper() if char.isupper() else "0123456789" if char.isdigit() else _LETTERS
+    picks = _shuffled([c for c in pool if c != char])[:k]
+    return [body[:i] + c + body[i + 1 :] for c in picks]
+
+
+def python_value(value: Any, k: int) -> list[Any]:
+    """k other Python values of the same shape (fewer for a bool: one), or []."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return int_run(value, k)
+    if isinstance(value, float):
+        text = repr(value)
+        if not re.fullmatch(r"-?\d+\.\d+", text):
+            return NONE
+        places = len(text.split(".")[1])
+        scaled = int(text.replace(".", "").replace("-", "")) * (-1 if value < 0 else 1)
+        run = int_run(scaled, k)
+        return [float(Decimal(v).scaleb(-places)) for v in run]
+    if isinstance(value, str):
+        return string_body(value, k)
+    if isinstance(value, bytes):
+        if not value:
+            return NONE
+        i = secrets.randbelow(len(value))
+        return [value[:i] + bytes([v]) + value[i + 1 :] for v in int_run(value[i], k)]
+    if isinstance(value, (list, tuple)):
+        for i in _shuffled(list(range(len(value)))):
+            found = python_value(value[i], k)
+            if found:
+                return [type(value)([*value[:i], v, *value[i + 1 :]]) for v in found]
+        return NONE
+    if isinstance(value, (set, frozenset)):
+        for item in _shuffled(list(value)):
+            found = [v for v in python_value(item, k) if v not in value]
+            if found:
+                return [type(value)((value - {item}) | {v}) for v in found]
+        return NONE
+    if isinstance(value, dict):
+        for key in _shuffled(list(value)):
+            found = python_value(value[key], k)
+            if found:
+                return [{**value, key: v} for v in found]
+    return NONE
