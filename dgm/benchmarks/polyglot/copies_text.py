@@ -20,6 +20,7 @@ import secrets
 from dataclasses import dataclass
 
 from dgm.benchmarks.polyglot import copies_scan as scan
+from dgm.benchmarks.polyglot import layout
 from dgm.benchmarks.polyglot.canaries import without_feature_gated
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
@@ -31,7 +32,7 @@ from dgm.benchmarks.polyglot.copies import (
     copyable,
     pick_copies,
 )
-from dgm.benchmarks.polyglot.copies_go import mutate_go
+from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
 from dgm.benchmarks.polyglot.copies_scan import BOUND, change_literal, closing
 
 
@@ -141,51 +142,50 @@ def _rename(language: str, text: str, span: Span, fresh: str) -> str:
 
 def disguise_text(language: str, text: str, names: NameGen,
                   context: str = "") -> tuple[str, list[Entry]]:  # fmt: skip
-    """`context`: the exercise's other test files (Go: where a test's table may be)."""
+    """`context`: the exercise's other test files (unused: a Go table declared in another
+    file gets no changed copy)."""
     spans = find_tests(language, text)
     if not spans:
         return text, []
-    mutants: dict[int, tuple[str, str, str]] = {}
-    for i, span in enumerate(spans):
-        found = mutate_test(language, text, span, names, context)
-        if found:
-            mutants[i] = found
     able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
-    passing, failing = pick_copies(able, [i for i in mutants if i in able])
+    mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1)]
+    passing, failing = pick_copies(able, mutable)
     entries: list[Entry] = []
-    pieces: list[tuple[int, int, str]] = []
+    blocks: list[list[str]] = []
+    tables: dict[str, list[str]] = {}
     for i, span in enumerate(spans):
         fresh = names.name(language)
         entries.append(Entry(fresh, span.original, REAL))
-        chunks = [_rename(language, text, span, fresh)]
-        made: set[str] = set()
-        for n, kind in enumerate([MUST_PASS] * (i in passing) + [MUST_FAIL] * failing.count(i)):
+        mine = [_rename(language, text, span, fresh)]
+        if i in passing:
             copy_name = names.name(language)
-            if kind == MUST_FAIL:
-                found = mutants[i] if n == 0 else None
-                for _ in range(TRIES if found is None else 0):
-                    again = mutate_test(language, text, span, names, context)
-                    if again and again[0] not in made and again[1] not in made:
-                        found = again
-                        break
-                if found is None:
-                    continue
-                made |= {found[0], found[1]}
-                body, how, prefix = found
-                moved = text[: span.start] + body + text[span.end :]
-                copied = Span(span.start, span.start + len(body), span.name_at, span.original,
-                              span.container)  # fmt: skip
-                chunk = prefix + _rename(language, moved, copied, copy_name)
-            else:
-                how, chunk = "", _rename(language, text, span, copy_name)
-            entries.append(Entry(copy_name, span.original, kind, how))
-            chunks.insert(secrets.randbelow(len(chunks) + 1), "\n" + chunk)
-        pieces.append((span.start, span.end, "".join(chunks).lstrip("\n")))
-    out, last = [], 0
-    for start, end, chunk in sorted(pieces):
-        out += [text[last:start], chunk]
-        last = end
-    return "".join(out) + text[last:], entries
+            entries.append(Entry(copy_name, span.original, MUST_PASS))
+            mine.append(_rename(language, text, span, copy_name))
+        for mutant in _mutants(language, text, span, names, failing.count(i)):
+            copy_name = names.name(language)
+            entries.append(Entry(copy_name, span.original, MUST_FAIL, mutant.how))
+            moved = text[: span.start] + mutant.body + text[span.end :]
+            copied = Span(span.start, span.start + len(mutant.body), span.name_at, span.original,
+                          span.container)  # fmt: skip
+            mine.append(_rename(language, moved, copied, copy_name))
+            if mutant.table:
+                tables.setdefault(mutant.table, []).append(mutant.decl)
+        blocks.append(mine)
+    out = layout.lay_out(text, [(sp.start, sp.end) for sp in spans], blocks)
+    for table, decls in tables.items():
+        out = layout.go_tables(out, table, decls, "test" + names.token().capitalize())
+    return out, entries
+
+
+def _mutants(language: str, text: str, span: Span, names: NameGen, count: int) -> list[Mutant]:
+    """`count` must-fail copies (fewer when the drawn values keep being thrown away: that
+    rule looks only at the set of values, see polyglot_variants)."""
+    for k in (count, 1) if count else ():
+        for _ in range(TRIES):
+            found = mutate_test(language, text, span, names, k)
+            if found:
+                return found
+    return []
 
 
 # -- must-fail copies ----------------------------------------------------------------------
@@ -196,25 +196,16 @@ _EXPECTED_ARG = {
     "cpp": re.compile(r"\b(?:REQUIRE|CHECK)\s*\("),
     "go": re.compile(r"(?!)"),
 }
-_INVERT = {
-    "rust": [(r"\bassert_eq!", "assert_ne!"), (r"\bassert!\s*\(", "assert!(!")],
-    "java": [
-        (r"\.isEqualTo\(", ".isNotEqualTo("),
-        (r"\.isTrue\(\)", ".isFalse()"),
-        (r"\.isFalse\(\)", ".isTrue()"),
-        (r"\bassertEquals\(", "assertNotEquals("),
-    ],
-    "cpp": [(r"\bREQUIRE\s*\(", "REQUIRE_FALSE("), (r"\bCHECK\s*\(", "CHECK_FALSE(")],
-}
 
 
 def mutate_test(language: str, text: str, span: Span, names: NameGen,
-                context: str = "") -> tuple[str, str, str] | None:  # fmt: skip
-    """(the test's text with one expected value changed, what changed, text to put
-    before it (Go: a changed copy of its table)), or None."""
+                k: int = 1) -> list[Mutant]:  # fmt: skip
+    """Up to k must-fail copies of the test, all with the same expected value changed
+    (the values drawn as one set, polyglot_variants); [] when it has none to change. The
+    asserted condition is never inverted: that would be a form the file may never use."""
     chunk = text[span.start : span.end]
     if language == "go":
-        return mutate_go(text + "\n" + context, chunk, names)
+        return mutate_go(text, chunk, names, k)
     regions = []
     for m in _EXPECTED_ARG[language].finditer(scan.masked(language, chunk)):
         end = closing(language, chunk, m.end() - 1)
@@ -225,24 +216,10 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen,
     for m in BOUND.finditer(scan.masked(language, chunk)):
         regions.append((m.end(), scan.initializer_end(language, chunk, m.end())))
     for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
-        changed = change_literal(language, chunk, lo, hi)
+        changed = change_literal(language, chunk, lo, hi, k)
         if changed:
-            return (*changed, "")
-    for pattern, replacement in _INVERT.get(language, []):
-        if re.search(pattern, scan.masked(language, chunk)):
-            new = re.sub(pattern, replacement, chunk, count=1)
-            if language == "rust" and replacement == "assert!(!":
-                new = _close_negation(new)
-            if new and new != chunk:
-                return new, f"inverted {replacement}", ""
-    return None
-
-
-def _close_negation(chunk: str) -> str:
-    at = chunk.index("assert!(!") + len("assert!(!")
-    end = closing("rust", chunk, at - 2)
-    inner_end = _top_level_comma(chunk, at, end - 1)
-    return chunk[:at] + "(" + chunk[at:inner_end] + ")" + chunk[inner_end:]
+            return [Mutant(body, how) for body, how in changed]
+    return []
 
 
 def _top_level_comma(chunk: str, lo: int, hi: int) -> int:

@@ -31,7 +31,7 @@ from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.benchmarks.polyglot import reports as polyglot_reports
 from dgm.benchmarks.polyglot import toolchains as chains
 from dgm.benchmarks.polyglot.canaries import Canary
-from dgm.benchmarks.polyglot.copies import REAL, Entry, NameGen
+from dgm.benchmarks.polyglot.copies import MUST_FAIL, REAL, Entry, NameGen
 from dgm.benchmarks.polyglot.grading import grade
 from dgm.benchmarks.task import Task, Verdict
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
@@ -94,7 +94,11 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
         text, entries = polyglot_copies.disguise(task.language, text, names, context)
         plan.entries += entries
         fresh = (lambda: names.name(task.language)) if entries else None
-        new_text, canaries = polyglot_canaries.add_canaries(task.language, text, fresh)
+        new_text, canaries = text, []
+        if not any(e.kind == MUST_FAIL for e in entries):
+            # Literal canaries never call the solution (recognisable, so strippable):
+            # only where no must-fail copy covers "every assertion passes".
+            new_text, canaries = polyglot_canaries.add_canaries(task.language, text, fresh)
         plan.canaries += canaries
         plan.bodies += [ln.strip() for ln in set(new_text.splitlines()) - set(text.splitlines())
                         if len(ln.strip()) > 3]  # fmt: skip
