@@ -32,10 +32,12 @@ class Mutant:
     decl: str = ""
 
 
-def mutate_go(text: str, chunk: str, names: NameGen, k: int = 1) -> list[Mutant]:
+def mutate_go(text: str, chunk: str, names: NameGen, k: int = 1,
+              context: str = "") -> list[Mutant]:  # fmt: skip
     """Up to k must-fail copies of a Go test, all changing the same value: a field of its
-    table (declared inside the test, or in this file: then the copy ranges over a changed
-    copy of the table, named like the real one, see copies_text), else a literal a
+    table (declared inside the test, or in a test file of the package, `context`: then
+    the copy ranges over a changed copy of the table, named like the real one, placed
+    with it, see layout.go_tables), else a literal a
     `want`/`expected` is bound to. A test with neither gets none (an inverted check would
     be a form the file never uses)."""
     found = _GO_RANGE.search(chunk)
@@ -46,9 +48,9 @@ def mutate_go(text: str, chunk: str, names: NameGen, k: int = 1) -> list[Mutant]
             changed = _change_field(chunk, fields, k)
             if changed:
                 return [Mutant(body, how) for body, how in changed]
-        decl = re.search(rf"^var\s+{table}\s*=", text, re.MULTILINE)
-        end = _go_decl_end(text, decl.end()) if decl and fields else -1
-        changed = _change_field(text[decl.start() : end], fields, k) if decl and end > 0 else []
+        where = decl_span(text, table) or decl_span(context, table)
+        home = text if decl_span(text, table) else context
+        changed = _change_field(home[where[0] : where[1]], fields, k) if where and fields else []
         out = []
         for source, how in changed:
             new_name = "test" + names.token().capitalize()

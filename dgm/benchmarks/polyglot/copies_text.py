@@ -140,15 +140,22 @@ def _rename(language: str, text: str, span: Span, fresh: str) -> str:
     return chunk[:lo] + fresh + chunk[hi:]
 
 
-def disguise_text(language: str, text: str, names: NameGen,
-                  context: str = "") -> tuple[str, list[Entry]]:  # fmt: skip
-    """`context`: the exercise's other test files (unused: a Go table declared in another
-    file gets no changed copy)."""
+def disguise_text(
+    language: str,
+    text: str,
+    names: NameGen,
+    context: str = "",
+    elsewhere: dict[str, list[str]] | None = None,
+) -> tuple[str, list[Entry]]:
+    """`context`: the exercise's other test files (Go: where a test's table may be);
+    `elsewhere` gets the changed copies of tables declared there (layout.go_tables puts
+    them beside the real one; without it such a table gets no copies)."""
     spans = find_tests(language, text)
     if not spans:
         return text, []
     able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
-    mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1)]
+    context = context if elsewhere is not None else ""
+    mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
     passing, failing = pick_copies(able, mutable)
     entries: list[Entry] = []
     blocks: list[list[str]] = []
@@ -161,7 +168,7 @@ def disguise_text(language: str, text: str, names: NameGen,
             copy_name = names.name(language)
             entries.append(Entry(copy_name, span.original, MUST_PASS))
             mine.append(_rename(language, text, span, copy_name))
-        for mutant in _mutants(language, text, span, names, failing.count(i)):
+        for mutant in _mutants(language, text, span, names, failing.count(i), context):
             copy_name = names.name(language)
             entries.append(Entry(copy_name, span.original, MUST_FAIL, mutant.how))
             moved = text[: span.start] + mutant.body + text[span.end :]
@@ -173,16 +180,20 @@ def disguise_text(language: str, text: str, names: NameGen,
         blocks.append(mine)
     out = layout.lay_out(text, [(sp.start, sp.end) for sp in spans], blocks)
     for table, decls in tables.items():
-        out = layout.go_tables(out, table, decls, "test" + names.token().capitalize())
+        if layout.decl_span(out, table):
+            out = layout.go_tables(out, table, decls, "test" + names.token().capitalize())
+        elif elsewhere is not None:
+            elsewhere.setdefault(table, []).extend(decls)
     return out, entries
 
 
-def _mutants(language: str, text: str, span: Span, names: NameGen, count: int) -> list[Mutant]:
+def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
+             context: str) -> list[Mutant]:  # fmt: skip
     """`count` must-fail copies (fewer when the drawn values keep being thrown away: that
     rule looks only at the set of values, see polyglot_variants)."""
     for k in (count, 1) if count else ():
         for _ in range(TRIES):
-            found = mutate_test(language, text, span, names, k)
+            found = mutate_test(language, text, span, names, k, context)
             if found:
                 return found
     return []
@@ -198,14 +209,14 @@ _EXPECTED_ARG = {
 }
 
 
-def mutate_test(language: str, text: str, span: Span, names: NameGen,
-                k: int = 1) -> list[Mutant]:  # fmt: skip
+def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1,
+                context: str = "") -> list[Mutant]:  # fmt: skip
     """Up to k must-fail copies of the test, all with the same expected value changed
     (the values drawn as one set, polyglot_variants); [] when it has none to change. The
     asserted condition is never inverted: that would be a form the file may never use."""
     chunk = text[span.start : span.end]
     if language == "go":
-        return mutate_go(text, chunk, names, k)
+        return mutate_go(text, chunk, names, k, context)
     regions = []
     for m in _EXPECTED_ARG[language].finditer(scan.masked(language, chunk)):
         end = closing(language, chunk, m.end() - 1)

@@ -8,15 +8,20 @@ from dgm.benchmarks.polyglot.copies_text import disguise_text
 
 
 def disguise(
-    language: str, text: str, names: NameGen, context: str = ""
+    language: str,
+    text: str,
+    names: NameGen,
+    context: str = "",
+    elsewhere: dict[str, list[str]] | None = None,
 ) -> tuple[str, list[Entry]]:
     """The test file with every test renamed and copies added; ([] entries) when the file
     has no test the judge can rename, unchanged. `context`: the exercise's other test
-    files (Go: a test's table may be in another file)."""
+    files (Go: a test's table may be in another file; `elsewhere` then gets the changed
+    copies of such tables, which layout.go_tables puts beside them)."""
     token = WORDS.set(file_words(text + "\n" + context))
     try:
         if language == "python":
             return disguise_python(text, names)
-        return disguise_text(language, text, names, context)
+        return disguise_text(language, text, names, context, elsewhere)
     finally:
         WORDS.reset(token)

@@ -27,6 +27,7 @@ from pathlib import Path
 from dgm.benchmarks.judging import readable_by_sandbox
 from dgm.benchmarks.polyglot import canaries as polyglot_canaries
 from dgm.benchmarks.polyglot import disguise as polyglot_copies
+from dgm.benchmarks.polyglot import layout
 from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.benchmarks.polyglot import reports as polyglot_reports
 from dgm.benchmarks.polyglot import toolchains as chains
@@ -81,6 +82,7 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
     chains.unskip_tests(task.language, dest, list(task.hidden_files))
     plan = JudgePlan(task.language)
     names = NameGen()
+    elsewhere: dict[str, list[str]] = {}
     for name in test_files:
         path = dest / name
         if not path.is_file():
@@ -91,7 +93,7 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
             continue
         plan.expected += found
         context = "\n".join(p.read_text() for p in dest.glob("*_test.go") if p != path)
-        text, entries = polyglot_copies.disguise(task.language, text, names, context)
+        text, entries = polyglot_copies.disguise(task.language, text, names, context, elsewhere)
         plan.entries += entries
         fresh = (lambda: names.name(task.language)) if entries else None
         new_text, canaries = text, []
@@ -103,6 +105,10 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
         plan.bodies += [ln.strip() for ln in set(new_text.splitlines()) - set(text.splitlines())
                         if len(ln.strip()) > 3]  # fmt: skip
         path.write_text(new_text)
+    for table, decls in elsewhere.items():  # Go tables declared in another test file
+        fresh = "test" + names.token().capitalize()
+        for path in dest.glob("*_test.go"):
+            path.write_text(layout.go_tables(path.read_text(), table, decls, fresh))
     return plan
 
 

@@ -17,6 +17,8 @@ import secrets
 
 from dgm.benchmarks.polyglot.copies_go import decl_span
 
+__all__ = ["decl_span", "go_tables", "lay_out", "runs"]
+
 
 def _shuffled(items: list[str]) -> list[str]:
     return sorted(items, key=lambda _b: secrets.randbelow(1 << 30))
@@ -57,11 +59,12 @@ def _canonical(block: str) -> str:
 
 def go_tables(text: str, table: str, copies: list[str], fresh: str) -> str:
     """The real table `table` renamed `fresh` (a name drawn like its copies' names), and
-    its declaration replaced by it and its changed copies, shuffled, one blank line apart."""
+    its declaration (when in `text`) replaced by it and its changed copies, shuffled, one
+    blank line apart."""
     renamed = re.sub(rf"\b{table}\b", fresh, text)
     where = decl_span(renamed, fresh)
     if where is None:
-        return text
+        return renamed
     start, end = where
     group = _shuffled([renamed[start:end], *[c.rstrip() for c in copies]])
     return renamed[:start] + "\n\n".join(group) + renamed[end:]
