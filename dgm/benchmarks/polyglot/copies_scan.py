@@ -65,14 +65,22 @@ BOUND = re.compile(r"\b(?:const|let|var|auto|final)?\s*(?:[\w:<>,\s]+\s)?"
 a comparison (`expected == f(x)`: its right side holds the inputs)."""
 
 
+_BOOL = re.compile(r"(?<![\w.])(?P<bool>true|false)(?![\w(])")
+_FLIP = {"true": "false", "false": "true"}
+
+
 def change_literal(language: str, chunk: str, lo: int, hi: int,
                    k: int = 1) -> list[tuple[str, str]]:  # fmt: skip
     """Up to k copies of `chunk`, each with the same string/number/char literal in
     [lo, hi) changed, the values drawn as one set (polyglot_variants); [] when none."""
-    found = [t for t in tokens(language, chunk, lo, hi) if t.lastgroup in ("str", "num", "chr")]
+    found: list[re.Match] = [t for t in tokens(language, chunk, lo, hi)
+                             if t.lastgroup in ("str", "num", "chr")]  # fmt: skip
+    found += list(_BOOL.finditer(masked(language, chunk), lo, hi))
     for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
         literal = tok.group(0)
-        if tok.lastgroup == "num":
+        if tok.lastgroup == "bool":  # the other one: {true, false} tells nothing
+            new = [_FLIP[literal]]
+        elif tok.lastgroup == "num":
             new = variants.number_literal(literal, k)
         elif tok.lastgroup == "chr":
             body = literal[1:-1]

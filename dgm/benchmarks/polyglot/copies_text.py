@@ -230,7 +230,40 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
         changed = change_literal(language, chunk, lo, hi, k)
         if changed:
             return [Mutant(body, how) for body, how in changed]
-    return []
+    toggled = _toggle(language, text, chunk)
+    return [Mutant(toggled, "negated a boolean check")] if toggled else []
+
+
+_TOGGLES = {
+    "rust": [(r"\bassert!\s*\(\s*(?!!)", r"\bassert!\s*\(\s*!", "assert!(!", "assert!(")],
+    "cpp": [(r"\bREQUIRE\s*\(", r"\bREQUIRE_FALSE\s*\(", "REQUIRE_FALSE(", "REQUIRE("),
+            (r"\bCHECK\s*\(", r"\bCHECK_FALSE\s*\(", "CHECK_FALSE(", "CHECK(")],
+    "java": [(r"\.isTrue\(\)", r"\.isFalse\(\)", ".isFalse()", ".isTrue()"),
+             (r"\bassertTrue\s*\(", r"\bassertFalse\s*\(", "assertFalse(", "assertTrue(")],
+}  # fmt: skip
+"""(positive form, negative form, their texts): a boolean check becomes its opposite only
+where the file itself uses both forms (a form it never uses would tell the copy), and
+only a check whose argument compares nothing."""
+_COMPARES = re.compile(r"&&|\|\||==|!=|<|>|\?")
+
+
+def _toggle(language: str, text: str, chunk: str) -> str | None:
+    """The test with one boolean check turned into its opposite, or None."""
+    code, whole = scan.masked(language, chunk), scan.masked(language, text)
+    sites = []
+    for positive, negative, neg_text, pos_text in _TOGGLES.get(language, []):
+        if re.search(positive, whole) and re.search(negative, whole):
+            sites += [(m, neg_text) for m in re.finditer(positive, code)]
+            sites += [(m, pos_text) for m in re.finditer(negative, code)]
+    for m, replacement in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
+        open_at = code.find("(", m.start())
+        if "(" in m.group(0) and open_at < m.end():
+            end = closing(language, chunk, open_at)
+            arg = code[open_at + 1 : _top_level_comma(code, open_at + 1, end - 1)]
+            if end < 0 or _COMPARES.search(arg) or not arg.strip("! \n"):
+                continue
+        return chunk[: m.start()] + replacement + chunk[m.end() :]
+    return None
 
 
 def _top_level_comma(chunk: str, lo: int, hi: int) -> int:
