@@ -26,7 +26,6 @@ from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
     MUST_PASS,
     REAL,
-    TRIES,
     Entry,
     NameGen,
     copyable,
@@ -189,14 +188,9 @@ def disguise_text(
 
 def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
              context: str) -> list[Mutant]:  # fmt: skip
-    """`count` must-fail copies (fewer when the drawn values keep being thrown away: that
-    rule looks only at the set of values, see polyglot_variants)."""
-    for k in (count, 1) if count else ():
-        for _ in range(TRIES):
-            found = mutate_test(language, text, span, names, k, context)
-            if found:
-                return found
-    return []
+    """`count` must-fail copies, or none: one draw, never retried (a draw of values is
+    thrown away more often near zero, and retrying would favour the real value there)."""
+    return mutate_test(language, text, span, names, count, context) if count else []
 
 
 # -- must-fail copies ----------------------------------------------------------------------

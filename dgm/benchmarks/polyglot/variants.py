@@ -81,12 +81,12 @@ def number_literal(token: str, k: int) -> list[str]:
 
 def _word_class(word: str) -> tuple[str, int]:
     shape = "U" if word.isupper() else "T" if word.istitle() else "l" if word.islower() else ""
-    return shape, min(len(word) // 3, 3)
+    return shape, len(word)
 
 
 def string_body(body: str, k: int) -> list[str]:
     """k other string bodies: one word swapped for k other words of the file of the same
-    kind (case, length band), else one letter or digit for k others of its class."""
+    kind (case, length), else one letter or digit for k others of its class."""
     spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
     for m in _shuffled(spots):
         word = m.group(0)
