@@ -3,8 +3,10 @@ its copies by the way they were made.
 
 For one test the judge makes k must-fail copies that all change the same literal, and
 draws the k+1 values {real, copies} as one set in which the real value's place is
-uniform: numbers are an evenly spaced run (step d, 1 <= d <= 9 units of the literal's
-last digit) with the real one at a uniformly drawn rank; a string has the same word (or
+uniform: numbers are other numbers of the same notation the file itself uses, drawn by how often
+it uses them (so a prior on plausible numbers favours neither), or where the file has
+too few, an evenly spaced run (step d, 1 <= d <= 9 units of the literal's last digit)
+with the real one at a uniformly drawn rank; a string has the same word (or
 the same character) swapped for k others of the same kind; a collection has one element
 changed that way. A draw is thrown away only by a rule that looks at the whole set (it
 crosses zero or a type's width, a hex literal would change width), never at which member
@@ -14,8 +16,10 @@ who knows this code. What remains is prior knowledge of plausible answers (READM
 
 from __future__ import annotations
 
+import contextvars
 import re
 import secrets
+from collections import Counter
 from decimal import Decimal
 from typing import Any
 
@@ -32,6 +36,59 @@ def _shuffled(items: list[Any]) -> list[Any]:
     return sorted(items, key=lambda _i: secrets.randbelow(1 << 30))
 
 
+NUMBERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("numbers", default=())
+"""Every number literal of the file being disguised, repeats kept (set by `disguise`)."""
+_NUMBER = re.compile(r"(?<![\w.])\d[\w]*(?:\.\d\w*)?")
+
+
+def file_numbers(text: str) -> tuple[str, ...]:
+    return tuple(_NUMBER.findall(text))
+
+
+def _notation(token: str) -> tuple | None:
+    """What a number literal looks like apart from its value (None: one we cannot keep)."""
+    m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+)([iu]\d+|[uUlL]+)?", token)
+    if m:
+        return (m.group(1), len(m.group(2)), m.group(2) == m.group(2).lower(), m.group(3))
+    m = re.fullmatch(r"(\d+)(?:\.(\d+))?([A-Za-z][A-Za-z0-9]*)?", token)
+    if not m or (len(m.group(1)) > 1 and m.group(1).startswith("0")):
+        return None
+    if re.fullmatch(r"[eE]\d*", m.group(3) or ""):
+        return None
+    return ("d", len(m.group(2) or ""), m.group(3) or "")
+
+
+def _value(token: str) -> float:
+    m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+).*", token)
+    if m:
+        return int(m.group(2), {"x": 16, "b": 2, "o": 8}[m.group(1).lower()])
+    return float(re.match(r"\d+(?:\.\d+)?", token).group(0))  # type: ignore[union-attr]
+
+
+def _from_file(token: str, k: int) -> list[str] | None:
+    """k other literals of the same notation drawn from the file's own, by how often it
+    uses them (so real and copies come from one distribution: a prior on plausible
+    numbers favours neither); None when the file has too few, [] when the set straddles
+    a boundary (see int_run)."""
+    kind = _notation(token)
+    pool = Counter(t for t in NUMBERS.get() if t != token and _notation(t) == kind)
+    if kind is None or len(pool) < k:
+        return None
+    picks: list[str] = []
+    for _ in range(k):
+        items = sorted(t for t in pool if t not in picks)
+        at = secrets.randbelow(sum(pool[t] for t in items))
+        for t in items:
+            at -= pool[t]
+            if at < 0:
+                picks.append(t)
+                break
+    values = [_value(t) for t in [token, *picks]]
+    if any(min(values) < b <= max(values) for b in _BOUNDARIES):
+        return []
+    return picks
+
+
 def int_run(value: int, k: int) -> list[int]:
     """k other ints: value at a uniform rank in an evenly spaced run of k+1 ([] when the
     drawn run straddles a boundary)."""
@@ -45,6 +102,9 @@ def int_run(value: int, k: int) -> list[int]:
 def number_literal(token: str, k: int) -> list[str]:
     """k other number literals in the token's own notation (hex stays hex, same width and
     case; decimals keep their count of digits; suffix kept), or [] when it has none."""
+    drawn = _from_file(token, k)
+    if drawn is not None:
+        return drawn
     m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+)([iu]\d+|[uUlL]+)?", token)
     if m:
         base = {"x": 16, "b": 2, "o": 8}[m.group(1).lower()]
@@ -111,11 +171,15 @@ def python_value(value: Any, k: int) -> list[Any]:
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, int):
-        return int_run(value, k)
+        drawn = _from_file(str(value), k) if value >= 0 else None
+        return [int(t) for t in drawn] if drawn is not None else int_run(value, k)
     if isinstance(value, float):
         text = repr(value)
         if not re.fullmatch(r"-?\d+\.\d+", text):
             return NONE
+        drawn = _from_file(text, k) if value >= 0 else None
+        if drawn is not None:
+            return [float(t) for t in drawn]
         places = len(text.split(".")[1])
         scaled = int(text.replace(".", "").replace("-", "")) * (-1 if value < 0 else 1)
         run = int_run(scaled, k)
