@@ -40,6 +40,7 @@ def _key(cls: str, name: str) -> str:
 def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     tree = parse_python(text)
     entries: list[Entry] = []
+    variants.NUMBERS.set(_expected_numbers(tree))
     containers: list[ast.Module | ast.ClassDef] = [tree]
     containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
     for node in containers:
@@ -108,6 +109,20 @@ def _put(where: tuple[ast.AST, str, int | None], node: ast.AST) -> None:
 def mutate(fn: ast.AST) -> str | None:
     """Whether `fn` has a literal expected value a must-fail copy can change."""
     return "" if mutants(fn, 1) else None
+
+
+def _expected_numbers(tree: ast.AST) -> tuple[str, ...]:
+    """Every number (nested ones too) in a literal expected value of the file's tests:
+    what a changed number is drawn from (polyglot_variants)."""
+    found = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, _Func) and fn.name.startswith("test"):
+            for holder, field, position, _ in _sites(fn):
+                node = getattr(holder, field)
+                node = node[position] if position is not None else node
+                found += [repr(c.value) for c in ast.walk(node) if isinstance(c, ast.Constant)
+                          and type(c.value) in (int, float) and c.value >= 0]  # fmt: skip
+    return tuple(found)
 
 
 def _literal(node: ast.AST) -> bool:

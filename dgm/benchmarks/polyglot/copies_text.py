@@ -20,7 +20,7 @@ import secrets
 from dataclasses import dataclass
 
 from dgm.benchmarks.polyglot import copies_scan as scan
-from dgm.benchmarks.polyglot import layout
+from dgm.benchmarks.polyglot import layout, variants
 from dgm.benchmarks.polyglot.canaries import without_feature_gated
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
@@ -152,6 +152,8 @@ def disguise_text(
     spans = find_tests(language, text)
     if not spans:
         return text, []
+    if language != "go":  # (Go's expected values are table fields: the file's numbers)
+        variants.NUMBERS.set(expected_numbers(language, text))
     able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
     context = context if elsewhere is not None else ""
     mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
@@ -211,21 +213,38 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
     chunk = text[span.start : span.end]
     if language == "go":
         return mutate_go(text, chunk, names, k, context)
-    regions = []
-    for m in _EXPECTED_ARG[language].finditer(scan.masked(language, chunk)):
-        end = closing(language, chunk, m.end() - 1)
-        if end < 0:
-            continue
-        lo, hi = _expected_side(language, chunk, m, end)
-        regions.append((lo, hi))
-    for m in BOUND.finditer(scan.masked(language, chunk)):
-        regions.append((m.end(), scan.initializer_end(language, chunk, m.end())))
+    regions = _expected_regions(language, chunk)
     for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
         changed = change_literal(language, chunk, lo, hi, k)
         if changed:
             return [Mutant(body, how) for body, how in changed]
     toggled = _toggle(language, text, chunk)
     return [Mutant(toggled, "negated a boolean check")] if toggled else []
+
+
+def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
+    regions = []
+    for m in _EXPECTED_ARG[language].finditer(scan.masked(language, chunk)):
+        end = closing(language, chunk, m.end() - 1)
+        if end >= 0:
+            regions.append(_expected_side(language, chunk, m, end))
+    for m in BOUND.finditer(scan.masked(language, chunk)):
+        regions.append((m.end(), scan.initializer_end(language, chunk, m.end())))
+    return regions
+
+
+def expected_numbers(language: str, text: str) -> tuple[str, ...]:
+    """The number literals on the expected side of the file's assertions (repeats kept):
+    what a changed number is drawn from (polyglot_variants), so that copies' numbers come
+    from the distribution real expected numbers come from, not the inputs'."""
+    found = []
+    for span in find_tests(language, text):
+        chunk = text[span.start : span.end]
+        for lo, hi in _expected_regions(language, chunk):
+            found += [
+                t.group(0) for t in scan.tokens(language, chunk, lo, hi) if t.lastgroup == "num"
+            ]
+    return tuple(found)
 
 
 _TOGGLES = {

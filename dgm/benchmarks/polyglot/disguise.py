@@ -21,6 +21,7 @@ def disguise(
     copies of such tables, which layout.go_tables puts beside them)."""
     token = WORDS.set(file_words(text + "\n" + context))
     numbers = variants.NUMBERS.set(variants.file_numbers(text + "\n" + context))
+    every = variants.FILE_NUMBERS.set(variants.file_numbers(text + "\n" + context))
     try:
         if language == "python":
             return disguise_python(text, names)
@@ -28,3 +29,4 @@ def disguise(
     finally:
         WORDS.reset(token)
         variants.NUMBERS.reset(numbers)
+        variants.FILE_NUMBERS.reset(every)

@@ -105,11 +105,27 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
         plan.bodies += [ln.strip() for ln in set(new_text.splitlines()) - set(text.splitlines())
                         if len(ln.strip()) > 3]  # fmt: skip
         path.write_text(new_text)
+    _unguessable_test_paths(task.language, dest, names)
     for table, decls in elsewhere.items():  # Go tables declared in another test file
         fresh = "test" + names.token().capitalize()
         for path in dest.glob("*_test.go"):
             path.write_text(layout.go_tables(path.read_text(), table, decls, fresh))
     return plan
+
+
+def _unguessable_test_paths(language: str, dest: Path, names: NameGen) -> None:
+    """C++ and Rust test sources under fresh names (the build files told): solution code
+    is compiled while they are still there, and `.incbin`/`include_str!` need a path."""
+    if language == "cpp":
+        cmake = dest / "CMakeLists.txt"
+        tests = sorted(dest.glob("*_test.cpp"))
+        if len(tests) == 1 and cmake.is_file() and "${file}_test.cpp" in cmake.read_text():
+            fresh = names.token() + "_test.cpp"
+            tests[0].rename(dest / fresh)
+            cmake.write_text(cmake.read_text().replace("${file}_test.cpp", fresh))
+    elif language == "rust" and "[[test]]" not in (dest / "Cargo.toml").read_text():
+        for path in sorted((dest / "tests").glob("*.rs")):
+            path.rename(path.with_name(names.token() + ".rs"))
 
 
 def judge_polyglot(

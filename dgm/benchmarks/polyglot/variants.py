@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextvars
 import re
 import secrets
-from collections import Counter
 from decimal import Decimal
 from typing import Any
 
@@ -37,7 +36,9 @@ def _shuffled(items: list[Any]) -> list[Any]:
 
 
 NUMBERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("numbers", default=())
-"""Every number literal of the file being disguised, repeats kept (set by `disguise`)."""
+"""The number literals the file being disguised expects, repeats kept (set by the disguise)."""
+FILE_NUMBERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("all", default=())
+"""Every number literal of the file (the pool when it expects too few different ones)."""
 _NUMBER = re.compile(r"(?<![\w.])\d[\w]*(?:\.\d\w*)?")
 
 
@@ -66,25 +67,22 @@ def _value(token: str) -> float:
 
 
 def _from_file(token: str, k: int) -> list[str] | None:
-    """k other literals of the same notation drawn from the file's own, by how often it
-    uses them (so real and copies come from one distribution: a prior on plausible
-    numbers favours neither); None when the file has too few, [] when the set straddles
-    a boundary (see int_run)."""
+    """k other literals of the same notation drawn from the file's own expected numbers
+    (else all its numbers), each by how often the file uses it, the real one included:
+    so P(set | real) is the same for every member, and a prior on plausible numbers
+    favours none. [] when a draw repeats a value or the set straddles a boundary (see
+    int_run): never drawn again, which would favour the real value; None when the file
+    has too few different numbers of the notation."""
     kind = _notation(token)
-    pool = Counter(t for t in NUMBERS.get() if t != token and _notation(t) == kind)
-    if kind is None or len(pool) < k:
+    for numbers in (NUMBERS.get(), FILE_NUMBERS.get()):
+        pool = [t for t in numbers if _notation(t) == kind]
+        if kind is not None and len(set(pool) - {token}) >= k + 1:
+            break
+    else:
         return None
-    picks: list[str] = []
-    for _ in range(k):
-        items = sorted(t for t in pool if t not in picks)
-        at = secrets.randbelow(sum(pool[t] for t in items))
-        for t in items:
-            at -= pool[t]
-            if at < 0:
-                picks.append(t)
-                break
+    picks = [pool[secrets.randbelow(len(pool))] for _ in range(k)]
     values = [_value(t) for t in [token, *picks]]
-    if any(min(values) < b <= max(values) for b in _BOUNDARIES):
+    if len(set(values)) < k + 1 or any(min(values) < b <= max(values) for b in _BOUNDARIES):
         return []
     return picks
 
