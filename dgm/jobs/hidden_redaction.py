@@ -12,8 +12,12 @@ output would hand the next generation the hidden tests. So the diagnosis gets:
 - each line cut short, and the whole cut to a small budget (head and tail).
 
 Lines are compared with all whitespace removed, so re-indented or re-spaced copies are
-caught too. The hidden files are read from the pristine benchmark source on the host,
-never from anything the agent or the judge container wrote.
+caught too; and by their shape (every string and number literal made one placeholder),
+so the judge's mutated copies of a hidden line (the same assertion with another expected
+value) are removed like the line itself: a diagnosis that showed them would teach the
+next generation how the copies differ from the real tests. The hidden files are read
+from the pristine benchmark source on the host, never from anything the agent or the
+judge container wrote.
 """
 
 from __future__ import annotations
@@ -37,10 +41,20 @@ HIDDEN_FILE_LIMIT = 2 * 1024 * 1024
 REDACTED = "[line removed: it carries hidden test source]"
 ENCODED = re.compile(r"[A-Za-z0-9+/=]{40,}|[0-9a-fA-F]{40,}")
 _SPACE = re.compile(r"\s+")
+_LITERAL = re.compile(
+    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`(?:[^`\\]|\\.)*`"""
+    r"|\b0[xX][0-9a-fA-F_]+\b|(?<![A-Za-z_])\d[\d_]*(?:\.\d+)?(?:[eE][-+]?\d+)?"
+)
+"""String, hex and decimal literals: what a mutated copy of a hidden line changes."""
 
 
 def _norm(line: str) -> str:
     return _SPACE.sub("", line)
+
+
+def _shape(line: str) -> str:
+    """The line with whitespace removed and every literal made `#`."""
+    return _norm(_LITERAL.sub("#", line))
 
 
 class HiddenSource:
@@ -50,12 +64,21 @@ class HiddenSource:
         normalised = [_norm(line) for text in texts for line in text.splitlines()]
         self.lines = sorted({n for n in normalised if len(n) >= MIN_HIDDEN_LINE}, key=len)
         self.blob = "\n".join(n for n in normalised if n)
+        shapes = {_shape(line) for text in texts for line in text.splitlines()}
+        # Only shapes that had a literal and keep enough code around it: `#,` alone
+        # would remove every number the output prints.
+        self.shapes = sorted(
+            {h for h in shapes if "#" in h and len(h.replace("#", "")) >= MIN_FRAGMENT}, key=len
+        )
 
     def leaks(self, line: str) -> bool:
         n = _norm(line)
         if len(n) >= MIN_FRAGMENT and n in self.blob:
             return True
         if len(n) >= MIN_HIDDEN_LINE and any(h in n for h in self.lines if len(h) <= len(n)):
+            return True
+        shape = _shape(line)
+        if any(h in shape for h in self.shapes if len(h) <= len(shape)):
             return True
         return any(_looks_encoded(token) for token in ENCODED.findall(line))
 

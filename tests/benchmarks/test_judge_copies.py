@@ -138,9 +138,9 @@ def test_every_real_exercise_gets_a_disguise_the_reader_finds(polyglot_dir: Path
         assert real == sorted(plan.expected), task.id
         total += bool(plan.expected)
         with_fails += any(e.kind == MUST_FAIL for e in plan.entries)
-    # 0.75: a copy is made only where its changed value cannot give the real one away
+    # 0.65: a copy is made only where its changed value cannot give the real one away
     # (no inverted forms the file never uses; see test_judge_exchangeable).
-    assert with_fails >= 0.75 * total, (with_fails, total)
+    assert with_fails >= 0.65 * total, (with_fails, total)
 
 
 # -- grading through the mapping -------------------------------------------------------------

@@ -47,6 +47,21 @@ def test_copied_reindented_and_fragmented_lines_are_removed() -> None:
     assert "test_adds_small_numbers (test_add.AddTest) ... FAIL" in text
 
 
+def test_the_judges_mutated_copies_of_hidden_lines_are_removed_too() -> None:
+    """The judge adds copies of real tests with another expected value: output showing
+    them would teach the next generation how a copy differs from the real test."""
+    hidden = HiddenSource([HIDDEN, "  expect(encode([0x81, 0])).toEqual([129]);\n"])
+    output = "\n".join([
+        ">       self.assertEqual(add(1, 2), 7)",  # a must-fail copy, as pytest shows it
+        "> 6 |   expect(encode([0x81, 0])).toEqual([130]);",  # jest's code frame
+        "AssertionError: 3 != 7",
+        "Expected: [130]",
+    ])  # fmt: skip
+    text = redact(output, hidden)
+    assert "add(1, 2), 7" not in text and "toEqual([130])" not in text
+    assert "AssertionError: 3 != 7" in text and "Expected: [130]" in text
+
+
 def test_report_has_names_and_a_cut_output_or_names_only_without_the_source() -> None:
     tests = {"test_adds_small_numbers": "failed", "test_canary": "passed"}
     output = CANARY + "\n" + "x" * 10_000 + "\nAssertionError: 4 != 3\n"

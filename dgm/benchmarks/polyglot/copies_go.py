@@ -15,6 +15,8 @@ from dgm.benchmarks.polyglot.copies_scan import (
     closing,
     initializer_end,
     masked,
+    outside_calls,
+    used_as_input,
 )
 
 _GO_RANGE = re.compile(r"for\s+_?\s*,\s*(\w+)\s*:=\s*range\s+(\w+)\s*\{")
@@ -60,9 +62,13 @@ def mutate_go(text: str, chunk: str, names: NameGen, k: int = 1,
         if out:
             return out
     for m in BOUND.finditer(masked("go", chunk)):
-        changed = change_literal("go", chunk, m.end(), initializer_end("go", chunk, m.end()), k)
-        if changed:
-            return [Mutant(body, how) for body, how in changed]
+        if used_as_input("go", chunk, m.group(1), m.end()):
+            continue
+        end = initializer_end("go", chunk, m.end())
+        for lo, hi in outside_calls("go", chunk, m.end(), end):
+            changed = change_literal("go", chunk, lo, hi, k)
+            if changed:
+                return [Mutant(body, how) for body, how in changed]
     return []
 
 
@@ -101,6 +107,7 @@ def _change_field(source: str, fields: set[str], k: int) -> list[tuple[str, str]
 _ERROR_FIELD = re.compile(r"(?i)^\s*\w*(?:err|panic|fail|invalid)\w*\s*:\s*(.+?),?\s*$",
                           re.MULTILINE)  # fmt: skip
 _NOTHING = {"false", "nil", '""', "``", "0"}
+_OK_FIELD = re.compile(r"(?i)^(?:ok|valid\w*|success\w*)$")
 
 
 def _expects_failure(source: str, at: int) -> bool:
@@ -109,7 +116,8 @@ def _expects_failure(source: str, at: int) -> bool:
     start = source.rfind("{", 0, at)
     end = closing("go", source, start) if start >= 0 else -1
     entry = source[start:end] if end > 0 else ""
-    return any(v.strip() not in _NOTHING for v in _ERROR_FIELD.findall(entry))
+    oks = re.findall(r"(?im)^\s*(?:ok|valid\w*|success\w*)\s*:\s*false\b", entry)
+    return bool(oks) or any(v.strip() not in _NOTHING for v in _ERROR_FIELD.findall(entry))
 
 
 def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
@@ -135,8 +143,11 @@ def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
                 start = i + 1
         parts.append((start, len(body)))
         risky = [i for i, n in enumerate(names) if re.search(r"(?i)err|panic|fail|invalid", n)]
-        if any(body[parts[i][0] : parts[i][1]].strip() not in _NOTHING for i in risky
-               if i < len(parts)):  # fmt: skip
+        oks = [i for i, n in enumerate(names) if _OK_FIELD.match(n)]
+        values = [body[a:b].strip() for a, b in parts]
+        failing = [values[i] == "false" for i in oks if i < len(values)]
+        failing += [values[i] not in _NOTHING for i in risky if i < len(values)]
+        if any(failing):
             continue  # an entry that expects an error: its value may not be checked
         if len(parts) == len(names):
             a, b = parts[index]

@@ -78,6 +78,11 @@ def change_literal(language: str, chunk: str, lo: int, hi: int,
     found += list(_BOOL.finditer(masked(language, chunk), lo, hi))
     for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
         literal = tok.group(0)
+        after = chunk[tok.end() :].lstrip(" \t")
+        if after.startswith(":") and not after.startswith("::"):
+            continue  # a map key: another key may collide with it
+        if chunk[: tok.start()].endswith("[") and re.match(r"\][\w\[]", chunk[tok.end() :]):
+            continue  # an array type's length, not a value
         if tok.lastgroup == "bool":  # the other one: {true, false} tells nothing
             new = [_FLIP[literal]]
         elif tok.lastgroup == "num":
@@ -120,3 +125,44 @@ def initializer_end(language: str, chunk: str, start: int) -> int:
     gap = chunk[at:]
     stops = [i for i in (gap.find("\n"), gap.find(";")) if i >= 0]
     return at + min(stops) if stops else len(chunk)
+
+
+_COMPARE = re.compile(r"(?i)^(?:\w*equal\w*|assert\w*|expect|to\w+|is\w+|require|check|"
+                      r"fatalf?|errorf?|sprintf|printf|println|format|fail\w*)$")  # fmt: skip
+
+
+def used_as_input(language: str, chunk: str, name: str, after: int = 0) -> bool:
+    """Is `name` passed, after its binding at `after`, to a call that is no comparison or
+    message (the solution, most likely)? Then it is an input too, and changing its value
+    changes the input."""
+    code = masked(language, chunk)
+    for call in re.finditer(r"(\w+)\s*!?\s*\(", code[after:]):
+        call_end = after + call.end()
+        end = closing(language, code, call_end - 1)
+        args = code[call_end:end] if end > 0 else ""
+        if re.search(rf"\b{re.escape(name)}\b", args) and not _COMPARE.match(call.group(1)):
+            return True
+    return False
+
+
+def outside_calls(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The parts of [lo, hi) not inside a call's parentheses or an index `x[...]`: an
+    initializer's literals there are the value, the others are arguments."""
+    code = masked(language, chunk)
+    parts, depth, start = [], 0, lo
+    for i in range(lo, hi):
+        char = code[i]
+        before = code[:i].rstrip()[-1:] if char in "([" else ""
+        opens_call = char == "(" or (char == "[" and (before.isalnum() or before in "_)]"))
+        if depth == 0 and opens_call:
+            parts.append((start, i))
+            depth = 1
+        elif depth and char in "([{":
+            depth += 1
+        elif depth and char in ")]}":
+            depth -= 1
+            if depth == 0:
+                start = i + 1
+    if depth == 0:
+        parts.append((start, hi))
+    return parts

@@ -229,7 +229,10 @@ def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
         if end >= 0:
             regions.append(_expected_side(language, chunk, m, end))
     for m in BOUND.finditer(scan.masked(language, chunk)):
-        regions.append((m.end(), scan.initializer_end(language, chunk, m.end())))
+        if scan.used_as_input(language, chunk, m.group(1), m.end()):
+            continue
+        end = scan.initializer_end(language, chunk, m.end())
+        regions += scan.outside_calls(language, chunk, m.end(), end)
     return regions
 
 
