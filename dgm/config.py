@@ -259,6 +259,10 @@ class StopLimitsConfig(Section):
     """Expansion attempts, failed ones and re-runs after a crash included."""
     budget_usd: float | None = Field(default=None, gt=0)
     max_hours: float | None = Field(default=None, gt=0)
+    count_pauses: bool = False
+    """Count the time the run stood paused for an outage against `max_hours`."""
+    max_requeues: int = Field(default=3, ge=0)
+    """A job re-queued for an outage more often than this is scored as it ended."""
 
 
 class RunConfig(Section):

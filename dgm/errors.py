@@ -38,3 +38,14 @@ class SandboxError(DgmError):
 
 class BudgetExceeded(DgmError):
     """A budget (tokens, dollars, calls, evaluations, time) has been reached."""
+
+
+class InfrastructureFailure(DgmError):
+    """A job failed because the world did, not the agent: the LLM provider down, the Docker
+    engine not answering the harness, the host's disk full, a lost node. Nothing is recorded
+    against the agent; the job runs again once `dependency` is back."""
+
+    def __init__(self, dependency: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.dependency = dependency
+        """What is down: `llm:<provider>`, `docker`, `disk` or `ray`."""

@@ -96,7 +96,7 @@ def main() -> None:
             raise
         fix = f" (fix: {exc.hint})" if exc.hint else ""
         typer.secho(key_redaction.scrub(f"error: {exc.message}{fix}"), fg="red", err=True)
-        sys.exit(1)
+        sys.exit(getattr(exc, "exit_code", 1))  # 2: a missing install, as a usage error
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)

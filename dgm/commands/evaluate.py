@@ -60,16 +60,21 @@ def eval_command(
         str, typer.Option(help="Where jobs run: thread or process (worker processes).")
     ] = "thread",
     price: PriceOption = None,
+    llm_retries: Annotated[
+        int, typer.Option(min=0, help="Retries of a failed provider call before it fails.")
+    ] = 6,
 ) -> None:
     """Evaluate an agent on benchmark tasks; prints passed/total per language."""
     from dgm.benchmarks import load_benchmark
     from dgm.benchmarks.task_images import missing_images, pin_images
+    from dgm.dependencies import require
     from dgm.evaluation.evaluate_agent import Summary, write_results
     from dgm.evaluation.prepare import resolve_agent, start_gateway
     from dgm.executors import EXECUTORS
 
     if executor not in EXECUTORS:
         raise DgmError(f"unknown executor {executor!r}", f"use one of: {', '.join(EXECUTORS)}")
+    require([benchmark], None, [llm or ""])  # before any image is looked at or job starts
     if subset is None:
         subset = "full" if data else "small"
         if data:
@@ -102,7 +107,7 @@ def eval_command(
                 "pass --llm MODEL, e.g. anthropic/claude-sonnet-4-5 (or scripted/capability)",
             )
         lookup = {t.id: t for t in tasks}.get
-        gateway = start_gateway(model, out, lookup, price) if model else None
+        gateway = start_gateway(model, out, lookup, price, llm_retries) if model else None
         header = {
             "agent": agent, "benchmark": benchmark, "subset": subset, "model": model,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S"), "tasks": len(tasks),
@@ -123,7 +128,12 @@ def eval_command(
         for name, score in summary.by_benchmark.items():
             console.print(f"{name:<12} {score.passed}/{score.total}")
     console.print(f"[bold]{'total':<12} {summary.total.passed}/{summary.total.total}[/bold]")
-    errors = [o for o in outcomes if o.error]
+    if summary.not_scored:
+        console.print(f"[bold yellow]{'not scored':<12} {summary.not_scored}[/bold yellow]")
+    unscored = [o for o in outcomes if o.details.get("not_scored")]
+    errors = [o for o in outcomes if o.error and not o.details.get("not_scored")]
+    for o in unscored:
+        console.print(f"[bold yellow]{o.task_id}: {o.error}[/bold yellow]", soft_wrap=True)
     if errors:
         console.print(f"{len(errors)} task(s) recorded an error; see their result.json")
     tampered = [o.task_id for o in outcomes if o.tampered]
@@ -133,6 +143,13 @@ def eval_command(
             f"canaries caught it; counted as failures): {', '.join(tampered[:20])}[/bold red]"
         )
     console.print(f"results: {path}")
+    if unscored:
+        raise DgmError(
+            f"{len(unscored)} of {len(outcomes)} task(s) not scored: they met an outage "
+            f"(first: {unscored[0].details['not_scored'][:200]})",
+            "the score above counts only the tasks scored; run `dgm eval` again once the "
+            "provider, Docker or the disk is back",
+        )
 
 
 def _run_with_progress(ref, tasks, out, workers, model, memory, timeout, steps, gateway, executor):  # noqa: ANN001, ANN202

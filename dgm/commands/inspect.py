@@ -12,6 +12,7 @@ from dgm.config import RunConfig
 from dgm.paths import seed_agent_dir
 from dgm.report import lineage
 from dgm.report.costs import spend_lines
+from dgm.report.outages import job_lines, outage_lines
 from dgm.report.tree_text import tree_lines
 from dgm.store import Run
 from dgm.store.records import Score
@@ -97,6 +98,8 @@ def status(run_dir: RunDir) -> None:
                 fg="red", bold=True,
             )  # fmt: skip
         typer.echo(f"jobs      {_fmt_counts(jobs) or 'none'}")
+        for line in outage_lines(run):
+            typer.secho(line, fg="yellow" if line.startswith("PAUSED") else None)
         placed = run.events_of("job_placed")  # the ray executor: which node ran each job
         if placed:
             by_node = _count(p["node"] for p in placed)
@@ -118,7 +121,7 @@ def tree(run_dir: RunDir) -> None:
 
 def show(
     run_dir: RunDir,
-    node: Annotated[str, typer.Argument(help="Node id.")],
+    node: Annotated[str, typer.Argument(help="Node id, or a job id (eval-..., expand-...).")],
     no_diff: Annotated[bool, typer.Option("--no-diff", help="Leave out the diff.")] = False,
     trajectory: Annotated[
         str | None,
@@ -127,6 +130,9 @@ def show(
 ) -> None:
     """A node's metadata, origin, diff against its parent and evaluations."""
     with Run.open(run_dir) as run:
+        if node.startswith(("eval-", "expand-")):  # a job: its state and the outages it met
+            typer.echo("\n".join(job_lines(run, node)))
+            return
         n = run.node(node)
         if trajectory is not None:
             from dgm.report.trajectory import print_trajectory

@@ -130,6 +130,8 @@ def _drive(store: Run) -> None:
         typer.echo(line)
     for label, text in spend_lines(store, summary.best_node):
         typer.echo(f"{label + ':':<9}{text}")
+    for line in summary.outage_lines():
+        typer.echo(line)
     if summary.failed:  # jobs kept crashing, or their results could not be recorded
         raise DgmError(f"the run stopped because {summary.stop_reason}",
                        remedy(summary.stop_reason, store.path))  # fmt: skip
@@ -148,11 +150,13 @@ class Progress:
             self.live.start()
 
     def update(self, loop: MetaLoop, completion: Completion | None) -> None:
-        line = self.status.update(loop)
+        line = self.status.update(loop, finished=completion is not None)
         if self.live is not None:
             self.live.update(line)
         elif completion is not None:
             typer.echo(f"{time.strftime('%H:%M:%S')} {describe(completion)} | {line}")
+        else:  # a breaker opened, probed or closed
+            typer.echo(f"{time.strftime('%H:%M:%S')} {line}")
 
     def close(self) -> None:
         if self.live is not None:

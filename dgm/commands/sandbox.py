@@ -39,8 +39,11 @@ def build(
     per build step, and on failure the last lines of the failing tool's output."""
     from dgm.benchmarks.registry import BENCHMARKS
     from dgm.benchmarks.subsets import read_id_file
+    from dgm.dependencies import require
     from dgm.sandbox import images
 
+    # Images for a benchmark its judge cannot grade (a missing extra) are built for nothing.
+    require([name for name in names or [] if name in BENCHMARKS])
     wanted = None
     if ids:
         wanted = read_id_file(Path(ids[1:])) if ids.startswith("@") else ids.split(",")

@@ -81,11 +81,14 @@ def evaluate_agent(
         def finish(outcome: Evaluation | None, error: BaseException | None) -> Outcome:
             if endpoint is not None:
                 gateway.unbind(endpoint)
+            outage = outage_of(gateway, job.id, error, Path(out_dir))
             if error is not None or outcome is None:
                 message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
                 outcome = failed_outcome(job, f"the evaluation failed: {message}")
             elif gateway is not None:
                 outcome = with_usage(outcome, usage_of(gateway, job.id))
+            if outage is not None:  # the world's failure, not the agent's: not scored
+                outcome = not_scored(outcome, outage)
             results[task.id] = outcome
             if on_done is not None:
                 on_done(outcome)
@@ -111,6 +114,28 @@ def bind_eval_job(gateway: Any, job: EvalJob) -> Any:
     )
 
 
+def outage_of(gateway: Any, job_id: str, error: BaseException | None, out_dir: Path) -> str | None:
+    """Why the task met an outage (the provider, Docker, the disk), or None."""
+    from dgm.loop.failures import infrastructure_of
+    from dgm.loop.job_making.sandbox_jobs import llm_outage_of
+
+    found = infrastructure_of(error, out_dir) if error is not None else None
+    if found is not None:
+        return found.message
+    llm = llm_outage_of(gateway, job_id)
+    return llm[1] if llm is not None else None
+
+
+def not_scored(outcome: Evaluation, reason: str) -> Evaluation:
+    """An outcome the outage decided: kept for the record, never counted in passed/total."""
+    details = {**outcome.details, "not_scored": reason}
+    return replace(outcome, resolved=False, error=f"not scored ({reason})", details=details)
+
+
+def is_scored(outcome: Evaluation) -> bool:
+    return not outcome.details.get("not_scored")
+
+
 def failed_outcome(job: EvalJob, error: str) -> Evaluation:
     Path(job.log_dir).mkdir(parents=True, exist_ok=True)
     outcome = Evaluation(
@@ -129,8 +154,14 @@ class Summary:
     total: Score
     by_benchmark: dict[str, Score] = field(default_factory=dict)
 
+    not_scored: int = 0
+    """Tasks that met an outage (the provider, Docker, the disk): apart from passed/total."""
+
     @classmethod
     def of(cls, outcomes: list[Evaluation]) -> Summary:
+        skipped = len(outcomes)
+        outcomes = [o for o in outcomes if is_scored(o)]
+        skipped -= len(outcomes)
         counts: dict[str, list[int]] = {}
         for o in outcomes:
             passed_total = counts.setdefault(o.language, [0, 0])
@@ -143,7 +174,7 @@ class Summary:
             benchmarks.setdefault(o.benchmark, [0, 0])[0] += o.resolved
             benchmarks[o.benchmark][1] += 1
         by_benchmark = {k: Score(*v) for k, v in sorted(benchmarks.items())}
-        return cls(by_language, Score(passed, len(outcomes)), by_benchmark)
+        return cls(by_language, Score(passed, len(outcomes)), by_benchmark, skipped)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -151,6 +182,7 @@ class Summary:
                 k: {"passed": s.passed, "total": s.total} for k, s in self.by_language.items()
             },
             "total": {"passed": self.total.passed, "total": self.total.total},
+            "not_scored": self.not_scored,
             "by_benchmark": {
                 k: {"passed": s.passed, "total": s.total} for k, s in self.by_benchmark.items()
             },

@@ -36,16 +36,19 @@ def resolve_agent(agent: str, tmp: Path) -> tuple[AgentRef, str | None]:
 
 
 def start_gateway(
-    model: str, out: Path, task_lookup: Callable[[str], Any], price: Any = None
-) -> Any:
+    model: str, out: Path, task_lookup: Callable[[str], Any], price: Any = None,
+    max_retries: int = 6,
+) -> Any:  # fmt: skip
     """A started gateway for `dgm eval`'s agent (the dry run's scripted model registered
     when that is the model); `price` ($/Mtok in, out) for a model the table lacks."""
-    from dgm.gateway import Gateway, GatewaySettings
+    from dgm.gateway import Gateway, GatewaySettings, RetryPolicy
     from dgm.scripted.worlds import is_world_model, register
 
     if is_world_model(model):  # a dry run's scripted model
         register(task_lookup)
     prices = {model: price} if price else None
-    return Gateway(
-        GatewaySettings(model, run="eval", log_dir=out / "logs", port=None, prices=prices)
-    ).start()
+    retry = RetryPolicy(max_retries=max_retries)
+    settings = GatewaySettings(
+        model, run="eval", log_dir=out / "logs", port=None, prices=prices, retry=retry
+    )
+    return Gateway(settings).start().watch_outages()

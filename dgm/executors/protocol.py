@@ -48,7 +48,17 @@ class JobCrashed:
     error: str
 
 
-Outcome = Expanded | ExpansionFailed | Evaluated | JobCrashed
+@dataclass(frozen=True)
+class InfraFailed:
+    """The job met an outage (the provider, Docker, the disk, a node: `dependency`). Nothing
+    is recorded against the agent and the scheduler runs the same job again, unchanged, once
+    the dependency's circuit breaker lets jobs through (loop/breakers.py)."""
+
+    dependency: str
+    reason: str
+
+
+Outcome = Expanded | ExpansionFailed | Evaluated | JobCrashed | InfraFailed
 
 
 @dataclass(frozen=True)

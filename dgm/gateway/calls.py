@@ -70,6 +70,10 @@ class CallPipeline:
     on_usage: UsageSink | None
     default_max_tokens: int
     secrets: tuple[str, ...]
+    on_upstream_failure: Callable[[BoundJob, LLMCallError], None] | None = None
+    """Told of every call that failed for good at the provider (outages.py decides whose
+    failure it was); `on_call` of every call that goes out."""
+    on_call: Callable[[BoundJob], None] | None = None
 
     async def call(self, job: BoundJob, raw: Any) -> dict[str, Any]:
         """Answer one request for `job`, or raise `LLMCallError` (what the agent sees)."""
@@ -107,10 +111,17 @@ class CallPipeline:
                 job.binding.job_id, max_cost, input_estimate + max_out, modest
             )
             job.calls += 1
+            if self.on_call is not None:
+                self.on_call(job)
             ctx = CallContext(job.binding, job.model, call_index, max_out)
-            result, attempts = await call_with_retries(
-                lambda: job.backend.complete(sent, ctx), self.retry, provider_of(job.model)[0]
-            )
+            try:
+                result, attempts = await call_with_retries(
+                    lambda: job.backend.complete(sent, ctx), self.retry, provider_of(job.model)[0]
+                )
+            except LLMCallError as failed:
+                if self.on_upstream_failure is not None:
+                    self.on_upstream_failure(job, failed)
+                raise
             usage = result.usage
             price = (result.priced_as and self.prices.lookup(result.priced_as)) or job.price
             cost = cost_usd(price, usage)

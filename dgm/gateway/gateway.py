@@ -24,7 +24,9 @@ from dgm.gateway.backends import KEY_VARIABLES, Backend, make_backend, provider_
 from dgm.gateway.budget import Ledger
 from dgm.gateway.calls import BoundJob, CallPipeline, UsageSink
 from dgm.gateway.exchange_log import ExchangeLog
+from dgm.gateway.outages import OutageWatch
 from dgm.gateway.pricing import PriceBook
+from dgm.gateway.probe import ProviderProbes
 from dgm.gateway.recorder import Recorder
 from dgm.gateway.server import build_app
 from dgm.gateway.settings import LOCALHOST, GatewaySettings
@@ -78,6 +80,13 @@ class Gateway:
             default_max_tokens=settings.default_max_tokens,
             secrets=self._secrets,
         )
+        self.outages = OutageWatch()
+        """Which jobs met a provider outage (outages.py); the loop asks `outage_of`."""
+        self._probes = ProviderProbes(
+            self.outages, self._backend, settings.run, self.retry.timeout_s
+        )
+        self._calls.on_upstream_failure = self._probes.failed
+        self._calls.on_call = lambda job: self.outages.called(job.binding.job_id)
 
     @classmethod
     def from_config(
@@ -301,6 +310,28 @@ class Gateway:
             return self.complete(endpoint, request)
         finally:
             self.unbind(endpoint)
+
+    # -- outages ------------------------------------------------------------------------
+    def probe(self, model: str | None = None) -> str | None:
+        """Ask the provider of `model` (default: the run's) whether it answers: None when
+        it does, else why not. For the loop's circuit breaker."""
+        return self._on_loop(self._probes.probe(model or self.model))
+
+    def watch_outages(self) -> Gateway:
+        """Probe a provider as soon as a call to it fails for good (the evidence that an
+        outage is the provider's, not the agent's: outages.py)."""
+        self._probes.enabled = True
+        return self
+
+    def outage_of(self, job_id: str) -> tuple[str, str] | None:
+        """(`llm:<provider>`, why) when the job met a provider outage no agent could
+        cause (corroborated by other jobs or a probe, not provoked by its own flood)."""
+        found = self.outages.outage_of(job_id)
+        unexplained = self.outages.unexplained(job_id) if found is None else None
+        if unexplained is not None and self._probes.enabled:  # the probe may still be out
+            self.probe(unexplained.model or self.model)
+            found = self.outages.outage_of(job_id)
+        return None if found is None else (f"llm:{found[0]}", found[1])
 
     # -- helpers -----------------------------------------------------------------------
     def totals(self) -> UsageTotals:

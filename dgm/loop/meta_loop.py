@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dgm.executors import Completion, make_executor
+from dgm.loop.breakers import Breakers
 from dgm.loop.confirmation import confirm, search_plan
 from dgm.loop.job_making.factory import JobFactory
 from dgm.loop.job_making.from_actions import ActionJobs, eval_job_id, expand_job_id
@@ -64,6 +65,17 @@ class LoopSummary:
     failed_expansions: int = 0
     tampered: dict[int, int] = field(default_factory=dict)
     """Node -> evaluations the judge caught tampering with the test run (never best)."""
+    requeued: int = 0
+    """Jobs re-queued because they met an outage (all sessions)."""
+    paused_s: float = 0.0
+    lost_usd: float = 0.0
+    """LLM dollars of job attempts that met an outage (in `spend_usd` too)."""
+
+    def outage_lines(self) -> list[str]:
+        if not self.requeued and not self.paused_s:
+            return []
+        return [f"outages: {self.requeued} job(s) re-queued, {self.paused_s / 60:.1f} min "
+                f"paused, ${self.lost_usd:.2f} lost to outages"]  # fmt: skip
 
     @property
     def failed(self) -> bool:
@@ -96,6 +108,14 @@ class LoopSummary:
         ]
 
 
+def outage_probes(run: Run, jobs: JobFactory) -> dict[str, Callable[[], str | None]]:
+    """How each dependency's breaker asks whether it is back: the job factory's (the LLM
+    providers), Docker (a fresh client's ping) and the host's disk under the run."""
+    from dgm.loop.failures import disk_full, docker_down
+
+    return {"docker": docker_down, "disk": lambda: disk_full(run.path), **jobs.probes()}
+
+
 class MetaLoop:
     """Drives one run until it stops; `run()` may be called again after a resume."""
 
@@ -115,19 +135,20 @@ class MetaLoop:
         self.state: SearchState | None = None
         self.scheduler: Scheduler | None = None
         self.strategy: Strategy | None = None
-        earlier = sum(
-            e.get("elapsed_s", 0.0) for e in run.events(limit=None, kinds=["run_stopped"])
-        )
-        self.clock = Clock(earlier)
+        stops = run.events(limit=None, kinds=["run_stopped"])
+        self.clock = Clock(sum(e.get("elapsed_s", 0.0) for e in stops))
+        self.paused_before_s = sum(e.get("paused_s", 0.0) for e in stops)
         self._cancelled = threading.Event()
         self.containers_removed = 0
+        self.breakers = Breakers(outage_probes(run, jobs), on_event=self._event)
         self.rules = StopRules(
-            run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.clock.total_s
+            run.config.limits, run.spend_usd, jobs.run_budget_exhausted, self.limit_s
         )
         self.recorder = Recorder(run, self.rules, self._cancelled)
         self.steering = Steering(run, self.rules, jobs)
         self.action_jobs = ActionJobs(run, jobs, self.recorder)
-        self.action_jobs.elapsed_s = self.clock.total_s
+        self.action_jobs.elapsed_s = self.limit_s
+        self.action_jobs.breakers = self.breakers
 
     def run(self) -> LoopSummary:
         run, config = self.run_store, self.config
@@ -171,6 +192,7 @@ class MetaLoop:
                 should_stop=should_stop,
                 expansions_before=run.expansion_attempts(),
                 code_of=self.recorder.codes.get,
+                breakers=self.breakers,
             )
             self.steering.attach(self.scheduler, self.state)
             for action, job_id in in_flight_actions(run, self.state):
@@ -214,6 +236,34 @@ class MetaLoop:
         """Wall-clock time of this run across all its sessions."""
         return self.clock.total_s()
 
+    def paused_s(self) -> float:
+        """Time the run stood paused for outages, across all its sessions."""
+        return self.paused_before_s + self.breakers.paused_now_s()
+
+    def limit_s(self) -> float:
+        """The time `--max-hours` counts: pauses left out unless `[limits] count_pauses`."""
+        if self.config.limits.count_pauses:
+            return self.clock.total_s()
+        return self.clock.total_s() - self.paused_s()
+
+    def _event(self, kind: str, **data: object) -> None:
+        """A breaker opened, probed or closed: in the store, and on the progress line."""
+        try:
+            self.run_store.event(kind, **data)
+        except Exception:  # the store refuses writes: the log line said it already
+            pass
+        if kind == "resumed" and data.get("dependency") == "docker":
+            # Nothing is in flight while the run waits: any container of this process is
+            # one a cut connection left behind (created, its job never told).
+            try:
+                removed = self.jobs.cancel()
+                if removed:
+                    self.run_store.event("orphans_removed", containers=removed)
+            except Exception:  # the next `dgm run`/`resume` sweeps them
+                pass
+        if self.on_progress is not None and self.state is not None:
+            self.on_progress(self, None)
+
     def _cancel_now(self) -> None:
         """The second Ctrl-C: remove the containers now, before the executor waits for
         its threads (which end as their containers go)."""
@@ -242,7 +292,11 @@ class MetaLoop:
         kind = getattr(reason, "kind", StopKind.STRATEGY)
         try:
             run.event(
-                "run_stopped", reason=str(reason), best=final, elapsed_s=self.clock.session_s()
+                "run_stopped",
+                reason=str(reason),
+                best=final,
+                elapsed_s=self.clock.session_s(),
+                paused_s=round(self.breakers.paused_now_s(), 3),
             )
         except Exception:  # the store refuses writes (the likely reason to stop): say so anyway
             pass
@@ -260,4 +314,7 @@ class MetaLoop:
             expansions=run.expansion_attempts(),
             failed_expansions=self.state.total_failed_expansions if self.state else 0,
             tampered={n: s.tampered for n, s in run.scores().items() if s.tampered},
+            requeued=len(run.events(limit=None, kinds=["job_infra"])),
+            paused_s=self.paused_s(),
+            lost_usd=run.lost_to_outages_usd(),
         )

@@ -15,9 +15,12 @@ def preflight(config: RunConfig) -> None:
     """Everything a run needs, checked before the run directory is made and before the
     first LLM call: benchmark data and task ids, the models and their API keys, Docker,
     images. One error lists all the missing images, each with its fix."""
+    from dgm.dependencies import require
     from dgm.gateway import Gateway
 
     bench = config.benchmark
+    llm = config.llm
+    require([bench.name], config.executor.kind, [llm.model, llm.diagnose_model or ""])
     benchmark = load_benchmark(bench.name, bench.data, bench.test_timeout_s)
     from dgm.scripted.worlds import is_world_model, register
 

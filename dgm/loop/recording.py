@@ -15,9 +15,17 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from dgm.errors import DgmError
-from dgm.executors import Evaluated, Expanded, ExpansionFailed, JobCrashed, Outcome
+from dgm.errors import DgmError, InfrastructureFailure
+from dgm.executors import (
+    Evaluated,
+    Expanded,
+    ExpansionFailed,
+    InfraFailed,
+    JobCrashed,
+    Outcome,
+)
 from dgm.jobs.diagnose import ImprovementTarget
+from dgm.loop.failures import disk_full
 from dgm.loop.stop_rules import StopRules
 from dgm.store import Run
 
@@ -49,6 +57,7 @@ class Recorder:
         try:
             recorded = self.run.record_evaluation(evaluation)
         except Exception as exc:
+            self._raise_if_disk_full(exc)
             return self.unrecorded(job_id, exc)
         if recorded.tampered:  # in the run's events too: `dgm status` lists the latest
             data = {"node": recorded.node_id, "task": recorded.task_id,
@@ -65,6 +74,7 @@ class Recorder:
         try:
             outcome = self._record_expansion(job_id, parent, target, log_dir, result)
         except Exception as exc:
+            self._raise_if_disk_full(exc)
             return self.unrecorded(job_id, exc)
         self.rules.job_finished()
         return outcome
@@ -117,6 +127,47 @@ class Recorder:
             self._quietly(lambda: self.run.event("job_crashed", job=job_id, error=message))
         self.rules.job_crashed(message)
         return JobCrashed(message)
+
+    def infrastructure(
+        self, job_id: str, failure: InfrastructureFailure, lost_usd: float
+    ) -> Outcome:
+        """The job met an outage: nothing against the agent; the job goes back to `queued`
+        with the reason (a resume runs it too), an event keeps why and what it cost."""
+        reason = f"infrastructure ({failure.dependency}): {failure.message}"[:1000]
+        if self.cancelled.is_set():
+            return JobCrashed("cancelled")
+        log.warning("job %s met an outage, re-queued: %s", job_id, reason)
+        self._quietly(lambda: self.run.requeue_job(job_id, reason))
+        data = {"job": job_id, "dependency": failure.dependency, "reason": reason[:500],
+                "lost_usd": round(lost_usd, 6)}  # fmt: skip
+        self._quietly(lambda: self.run.event("job_infra", **data))
+        return InfraFailed(failure.dependency, reason)
+
+    def disk_full_failure(self, exc: BaseException) -> InfrastructureFailure | None:
+        """A write the store refused because the host's disk under the run is full is an
+        outage: the job runs again once there is space (the caller re-queues it), instead
+        of counting towards the stop rule."""
+        text = str(exc).lower()
+        if "disk is full" in text or "no space left" in text or isinstance(exc, OSError):
+            full = disk_full(self.run.path)
+            if full:
+                return InfrastructureFailure("disk", f"the host disk is full: {full}")
+        return None
+
+    def _raise_if_disk_full(self, exc: BaseException) -> None:
+        full = self.disk_full_failure(exc)
+        if full is not None:
+            raise full from exc
+
+    def gave_up(self, job_id: str, failure: InfrastructureFailure) -> Outcome:
+        """An expansion re-queued for outages too often: a failed expansion, with why."""
+        outcome = {"status": "infrastructure", "reason": f"{failure.dependency}: {failure}"}
+        try:
+            self.run.finish_job(job_id, outcome)
+        except Exception as exc:
+            return self.unrecorded(job_id, exc)
+        self.rules.job_finished()
+        return ExpansionFailed(f"infrastructure: {failure}")
 
     def unrecorded(self, job_id: str, exc: BaseException, what: str = "result") -> JobCrashed:
         """The store refused the job's `what`: the job is marked failed with the reason if

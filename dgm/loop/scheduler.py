@@ -18,6 +18,7 @@ against the same budget.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from dgm.executors import (
     Executor,
     Expanded,
     ExpansionFailed,
+    InfraFailed,
     JobCrashed,
     Ticket,
 )
@@ -89,13 +91,16 @@ class Scheduler:
         should_stop: Callable[[], StopReason | None] | None = None,
         expansions_before: int = 0,
         code_of: Callable[[NodeId], str | None] | None = None,
+        breakers: Any = None,
     ) -> None:
         """`make_job` turns an action into the executor's payload (default: the action);
         `on_complete` runs after each result is in the state (the production loop records
         to the store there); `should_stop` returns a reason to stop (dollars, hours, an
         external request) or None, and is asked before each submission.
         `expansions_before` counts the attempts of earlier sessions; `code_of(child)`
-        names a new child's codebase, so that twins count as nothing new (state.py)."""
+        names a new child's codebase, so that twins count as nothing new (state.py).
+        `breakers` (breakers.py) hold new jobs back while a dependency is down; a job
+        that met an outage (`InfraFailed`) runs again, unchanged, before anything new."""
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.strategy = strategy
@@ -109,7 +114,10 @@ class Scheduler:
         self.code_of = code_of or (lambda child: None)
         self.expansions = expansions_before
         """Expansion attempts started, earlier sessions included."""
+        self.breakers = breakers
         self.stop_reason: StopReason | None = None
+        self._requeued: deque[Job] = deque()
+        """Jobs that met an outage: still pending in the state, run again first."""
         self._next_ticket = 0
         self._running = 0
         self._busy_time = 0.0
@@ -167,10 +175,30 @@ class Scheduler:
         self._running += 1
         self.executor.submit(ticket)
 
+    def _resubmit(self, action: Job) -> None:
+        """Run a job that met an outage again: the state already counts it as pending."""
+        ticket = Ticket(self._next_ticket, action, self.make_job(action))
+        self._next_ticket += 1
+        self._running += 1
+        self.executor.submit(ticket)
+
+    def _held(self) -> bool:
+        return self.breakers is not None and self.breakers.held()
+
+    def _stop_requested(self) -> bool:
+        external = self.should_stop() if self.should_stop else None
+        if external and self.stop_reason is None:
+            self.stop_reason = external
+        return self.stop_reason is not None
+
     def run(self) -> RunSummary:
         started = self.executor.now()
         self._fill()
-        while self._running:
+        while self._running or (self.stop_reason is None and self._held()):
+            if not self._running:  # paused with nothing in flight: probe, then go on
+                self.breakers.wait(self._stop_requested)
+                self._fill()
+                continue
             completion = self.executor.next_completion()
             self._running -= 1
             self._jobs += 1
@@ -196,6 +224,11 @@ class Scheduler:
             if external:
                 self.stop_reason = external
                 return
+            if self._held():
+                return
+            if self._requeued:
+                self._resubmit(self._requeued.popleft())
+                continue
             action = self.strategy.next_action(self.state)
             if isinstance(action, Wait):
                 return
@@ -210,6 +243,9 @@ class Scheduler:
 
     def _record(self, completion: Completion) -> None:
         action, outcome, state = completion.ticket.action, completion.outcome, self.state
+        if isinstance(outcome, InfraFailed):
+            self._requeued.append(action)
+            return
         if isinstance(action, Expand):
             if isinstance(outcome, Expanded):
                 state.expansion_finished(action.parent, outcome.child, self.code_of(outcome.child))

@@ -12,7 +12,14 @@ from typing import Any
 
 from dgm.config import RunConfig
 from dgm.errors import DgmError
-from dgm.executors import Completion, Evaluated, Expanded, ExpansionFailed, JobCrashed
+from dgm.executors import (
+    Completion,
+    Evaluated,
+    Expanded,
+    ExpansionFailed,
+    InfraFailed,
+    JobCrashed,
+)
 from dgm.loop.meta_loop import MetaLoop
 from dgm.paths import default_run_dir
 from dgm.store import Run
@@ -122,7 +129,7 @@ def open_session(
     )
     jobs = SandboxJobs(store, gateway)
     loop = MetaLoop(store, jobs=jobs, on_progress=on_progress, executor=executor)
-    gateway.start()
+    gateway.start().watch_outages()
     return Session(store, gateway, loop)
 
 
@@ -134,8 +141,8 @@ class StatusLine:
         self.started = time.monotonic()
         self.done = 0
 
-    def update(self, loop: MetaLoop) -> str:
-        self.done += 1
+    def update(self, loop: MetaLoop, finished: bool = True) -> str:
+        self.done += finished
         state, limits = loop.state, loop.config.limits
         assert state is not None
         evals = state.total_evals
@@ -147,6 +154,9 @@ class StatusLine:
             f"${spend:.2f}" + (f"/${limits.budget_usd:.2f}" if limits.budget_usd else ""),
             f"running {state.in_flight}",
         ]
+        paused = loop.breakers.describe()
+        if paused:  # what is down, since when, the next probe: the run waits for it
+            parts.insert(0, "; ".join(paused))
         minutes = (time.monotonic() - self.started) / 60
         if minutes > 0 and evals:
             rate = self.done / minutes
@@ -168,4 +178,6 @@ def describe(completion: Completion) -> str:
         return f"expand node {action.parent}: no child ({outcome.reason[:80]})"  # type: ignore[union-attr]
     if isinstance(outcome, JobCrashed):
         return f"job crashed: {outcome.error[:120]}"
+    if isinstance(outcome, InfraFailed):
+        return f"outage, job re-queued: {outcome.reason[:160]}"
     return str(outcome)

@@ -55,6 +55,30 @@ class JobLedger:
             raise NotFoundError(f"job {job_id} does not exist")
         return Job.from_row(rows[0])
 
+    def requeue_job(self, job_id: str, reason: str) -> None:
+        """The job met an outage: back to `queued` (a resume runs it again), the reason kept."""
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE jobs SET state='queued', error=?, finished_at=? WHERE id=?",
+                (reason, time.time(), job_id),
+            )
+
+    def infra_requeues(self, job_id: str) -> int:
+        """How often the job was re-queued because it met an outage (its `job_infra` events)."""
+        rows = self.db.query(
+            "SELECT COUNT(*) FROM events WHERE kind='job_infra' AND json_extract(data, '$.job')=?",
+            (job_id,),
+        )
+        return int(rows[0][0])
+
+    def lost_to_outages_usd(self) -> float:
+        """LLM dollars spent by job attempts that met an outage (counted in the budget too)."""
+        rows = self.db.query(
+            "SELECT COALESCE(SUM(json_extract(data, '$.lost_usd')), 0) FROM events "
+            "WHERE kind='job_infra'"
+        )
+        return float(rows[0][0])
+
     def expansion_attempts(self) -> int:
         """Expansion jobs started, re-runs after a crash included."""
         rows = self.db.query("SELECT COALESCE(SUM(attempts), 0) FROM jobs WHERE kind='expand'")

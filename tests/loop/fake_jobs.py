@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from dgm.jobs.diagnose import ImprovementTarget
+from dgm.jobs.evaluate import usage_of
 from dgm.jobs.expand import ExpandResult
 from dgm.jobs.llm_access import LLMAccess, chat
 from dgm.loop.job_making.factory import JobFactory
+from dgm.loop.job_making.sandbox_jobs import llm_outage_of, llm_probes
 from dgm.store import Evaluation, Run
 from dgm.strategies import TaskPlan
 
@@ -47,6 +49,10 @@ class FakeJob:
     llm: LLMAccess | None = None
     empty_from_depth: int | None = None
     twins: bool = False
+    gives_up: bool = False
+    """On a failed LLM call the agent gives up (as the seed does) instead of crashing."""
+    calls: int = 1
+    """LLM calls the agent makes (a flooding agent makes many, as fast as it can)."""
 
     @property
     def id(self) -> str:
@@ -62,8 +68,16 @@ def run_fake_job(job: FakeJob) -> dict[str, Any]:
     assert (Path(job.code) / "agent.toml").is_file()  # the node's code was checked out
     if job.llm is not None:
         role = "solve" if job.kind == "eval" else "diagnose"
-        chat(job.llm, {"messages": [{"role": "user", "content": f"{role} {job.task}"}],
-                       "max_tokens": 50})  # fmt: skip
+        try:
+            for _ in range(job.calls):
+                chat(job.llm, {"messages": [{"role": "user", "content": f"{role} {job.task}"}],
+                               "max_tokens": 50})  # fmt: skip
+        except Exception:
+            if not job.gives_up:
+                raise
+            if job.kind == "eval":
+                return {"resolved": False}
+            return {"status": "empty_patch", "reason": "the agent gave up: the LLM failed"}
     if job.kind == "eval":
         return {"resolved": TASKS.index(job.task) < 2 + job.depth}
     barren = job.empty_from_depth is not None and job.depth >= job.empty_from_depth
@@ -90,6 +104,8 @@ class FakeJobs(JobFactory):
         crash_on: str | None = None,
         empty_from_depth: int | None = None,
         twins: bool = False,
+        gives_up: bool = False,
+        calls: int = 1,
     ) -> None:
         """`empty_from_depth`: nodes this deep make only empty patches (no node: one
         expansion in four is empty); `twins`: a parent's children all get the same code."""
@@ -99,6 +115,8 @@ class FakeJobs(JobFactory):
         self.crash_on = crash_on
         self.empty_from_depth = empty_from_depth
         self.twins = twins
+        self.gives_up = gives_up
+        self.llm_calls = calls
         self.calls: list[tuple[str, Any]] = []
         self.histories: list[Path | None] = []
         """The history folder each expand job got, in order."""
@@ -113,10 +131,20 @@ class FakeJobs(JobFactory):
     def replay_miss(self, job_id: str) -> str | None:
         return None if self.gateway is None else self.gateway.replay_miss(job_id)
 
+    def outage_of(self, job: FakeJob) -> tuple[str, str] | None:
+        return llm_outage_of(self.gateway, job.job_id)
+
+    def probes(self) -> dict[str, Any]:
+        return llm_probes(self.gateway)
+
+    def spent_usd(self, job: FakeJob) -> float:
+        return float(usage_of(self.gateway, job.job_id)["cost_usd"]) if self.gateway else 0.0
+
     def _job(self, kind: str, job_id: str, node: int, code: Path, log_dir: Path, **kw: Any):
         job = FakeJob(kind, job_id, node, self.run.node(node).depth, str(code), str(log_dir),
                       delay=self.delay, crash=self.crash_on == kind,
-                      empty_from_depth=self.empty_from_depth, twins=self.twins, **kw)  # fmt: skip
+                      empty_from_depth=self.empty_from_depth, twins=self.twins,
+                      gives_up=self.gives_up, calls=self.llm_calls, **kw)  # fmt: skip
         if self.gateway is None:
             return job
         from dgm.gateway import JobBinding, short_socket_path

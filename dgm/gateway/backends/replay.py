@@ -17,6 +17,7 @@ from typing import Any
 from dgm.errors import ConfigError
 from dgm.gateway.backends.base import BackendResult, CallContext
 from dgm.gateway.exchange_log import read_exchanges
+from dgm.gateway.faults import raise_if_down
 from dgm.gateway.protocol import request_key
 from dgm.gateway.types import LLMCallError, Usage
 
@@ -71,6 +72,7 @@ class ReplayBackend:
         return sorted(logs.rglob("*.jsonl"))
 
     async def complete(self, request: dict[str, Any], ctx: CallContext) -> BackendResult:
+        raise_if_down()  # a simulated provider outage (soak tests)
         b = ctx.binding
         key = (b.job_id, b.role, ctx.call_index)
         line = self._answers.get(key)

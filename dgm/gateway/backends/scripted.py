@@ -25,6 +25,7 @@ from typing import Any
 
 from dgm.errors import ConfigError
 from dgm.gateway.backends.base import BackendResult, CallContext
+from dgm.gateway.faults import raise_if_down
 from dgm.gateway.protocol import estimate_input_tokens, message_text
 from dgm.gateway.types import UpstreamError, Usage
 
@@ -71,6 +72,7 @@ class ScriptedBackend:
         return cls(spec, _SCRIPTS[spec])
 
     async def complete(self, request: dict[str, Any], ctx: CallContext) -> BackendResult:
+        raise_if_down()  # a simulated provider outage (dry runs, soak tests)
         reply = self._script(request, ctx)
         if inspect.isawaitable(reply):
             reply = await reply

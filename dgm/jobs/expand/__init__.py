@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from dgm.jobs.expand.builtin import run_builtin
+from dgm.jobs.expand.child import resume_kept
 from dgm.jobs.expand.harvest import run_harvest
 from dgm.jobs.expand.improve import AGENT, procedure_for, run_improve
 from dgm.jobs.expand.job import ExpandJob, ExpandResult, ExpandSettings
@@ -36,6 +37,9 @@ def run_expand(job: ExpandJob) -> ExpandResult:
     log_dir = Path(job.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / "target.json").write_text(json.dumps(job.target.to_dict(), indent=2))
+    kept = resume_kept(job, started)  # an outage cut an earlier attempt after its diff
+    if kept is not None:
+        return kept
     procedure = procedure_for(job.settings.mode, Path(job.parent_code), log_dir)
     if procedure == AGENT:
         return run_improve(job, started)

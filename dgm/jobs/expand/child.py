@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tempfile
 import time
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -25,9 +26,13 @@ from dgm.jobs.expand.job import ExpandJob, ExpandResult, ExpandSettings
 from dgm.jobs.tamper_scan import scan_diff
 from dgm.safefs import escaping_links
 from dgm.sandbox.orphans import LABEL_JOB, LABEL_RUN
-from dgm.workspace_git import git_apply
+from dgm.workspace_git import git_apply, git_init
 
 SMOKE_TIMEOUT_S = 300
+KEPT = "kept-child.json"
+"""A child's diff, kept in the job's log folder before its smoke test: if an outage then
+cuts the job short, its re-run (same job, same folder) starts from here, so the LLM calls
+that made the diff are not paid twice."""
 
 
 def make_child(
@@ -40,8 +45,7 @@ def make_child(
     procedure: str = "dgm",
 ) -> ExpandResult:
     """The harness's half of every procedure: the agent's diff -> the child -> its smoke."""
-    log_dir, settings = Path(job.log_dir), job.settings
-    labels = {LABEL_RUN: settings.run, LABEL_JOB: job.job_id}
+    log_dir = Path(job.log_dir)
     done = partial(finish, log_dir, started, statement=statement, diagnosis=diagnosis,
                    procedure=procedure)  # fmt: skip
     (log_dir / "patch.diff").write_text(agent.patch)
@@ -57,18 +61,57 @@ def make_child(
     git_apply(workspace, agent.patch)
     child = workspace
     changed = improve_changed(Path(job.parent_code), child, agent.patch)
-    env_change = None if settings.environment else environment_change(Path(job.parent_code), child)
+    env_change = child_environment_change(job, child)
     links = escaping_links(child)
     if links:  # refused, never committed: checking the node out would point outside
         shown = ", ".join(f"{p} -> {t}" for p, t in links[:5])
         return done("unsafe_link", reason=f"the child has symlinks that leave its tree: {shown}")
+    kept = {"patch": agent.patch, "statement": statement, "diagnosis": diagnosis,
+            "procedure": procedure, "improve_changed": changed}  # fmt: skip
+    (log_dir / KEPT).write_text(json.dumps(kept))
+    return smoke_and_finish(job, child, agent.patch, changed, env_change, done)
+
+
+def child_environment_change(job: ExpandJob, child: Path) -> str | None:
+    if job.settings.environment:
+        return None
+    return environment_change(Path(job.parent_code), child)
+
+
+def smoke_and_finish(
+    job: ExpandJob, child: Path, patch: str, changed: bool, env_change: str | None, done: Any
+) -> ExpandResult:
+    settings, log_dir = job.settings, Path(job.log_dir)
+    labels = {LABEL_RUN: settings.run, LABEL_JOB: job.job_id}
     if settings.smoke_test:
         passed, output = smoke(child, log_dir, labels, settings)
         if not passed:
-            return done("smoke_failed", diff=agent.patch, improve_changed=changed,
+            return done("smoke_failed", diff=patch, improve_changed=changed,
                         reason=f"the child's smoke test failed: {output[-1500:]}",
                         environment_change=env_change)  # fmt: skip
-    return done("ok", diff=agent.patch, improve_changed=changed, environment_change=env_change)
+    return done("ok", diff=patch, improve_changed=changed, environment_change=env_change)
+
+
+def resume_kept(job: ExpandJob, started: float) -> ExpandResult | None:
+    """The child an earlier attempt of this job made before an outage cut it short: only
+    its smoke test runs again (no diagnosis, no agent run, no LLM call). None if none."""
+    log_dir = Path(job.log_dir)
+    try:
+        kept = json.loads((log_dir / KEPT).read_text())
+        patch, statement = str(kept["patch"]), str(kept["statement"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    done = partial(finish, log_dir, started, statement=statement,
+                   diagnosis=kept.get("diagnosis"),
+                   procedure=kept.get("procedure", "dgm"))  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="dgm-expand-") as tmp:
+        child = Path(tmp) / "work"
+        shutil.copytree(Path(job.parent_code), child, symlinks=True)
+        git_init(child)
+        git_apply(child, patch)
+        changed = bool(kept.get("improve_changed"))
+        env_change = child_environment_change(job, child)
+        return smoke_and_finish(job, child, patch, changed, env_change, done)
 
 
 def self_edit_request(

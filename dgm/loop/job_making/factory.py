@@ -52,6 +52,20 @@ class JobFactory:
         the agent (the run's dollar cap cut it short), so nothing is recorded."""
         return result
 
+    def outage_of(self, job: Any) -> tuple[str, str] | None:
+        """(dependency, why) when the job met an LLM outage no agent could cause (the
+        gateway's judgement: dgm/gateway/outages.py), else None. Forgets the job's record,
+        so a re-run starts clean."""
+        return None
+
+    def spent_usd(self, job: Any) -> float:
+        """LLM dollars the job has spent so far (all its attempts in this process)."""
+        return 0.0
+
+    def probes(self) -> dict[str, Callable[[], str | None]]:
+        """How the circuit breakers ask each dependency whether it is back."""
+        return {}
+
     def task_statement(self, task_id: str) -> str | None:
         return None
 

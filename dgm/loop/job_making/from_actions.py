@@ -22,15 +22,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dgm.errors import DgmError
+from dgm.errors import DgmError, InfrastructureFailure
 from dgm.executors import Outcome, Work
 from dgm.jobs.diagnose import ImprovementTarget, choose_target
+from dgm.loop.failures import infrastructure_of
 from dgm.loop.group_experience import group_experience_from_run
 from dgm.loop.harvest_target import harvest_target
 from dgm.loop.history_writer import budget_left, write_history
 from dgm.loop.job_making.factory import JobFactory
 from dgm.loop.recording import Recorder, describe_error
-from dgm.store import Run
+from dgm.store import Evaluation, Run
 from dgm.strategies import Evaluate, Expand, NodeId, SearchState
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,9 @@ class ActionJobs:
         """The id of the job `make` built last (the job order names it)."""
         self.elapsed_s: Callable[[], float] | None = None
         """The run's wall-clock time so far (all sessions), for the history's budget."""
+        self.breakers: Any = None
+        """The loop's circuit breakers (breakers.py): told of every outage and recovery."""
+        self._spent: dict[str, float] = {}
 
     def resume(self, action: Expand | Evaluate, job_id: str) -> None:
         """Let the next job for `action` reuse `job_id` (it was in flight at a crash)."""
@@ -87,7 +91,8 @@ class ActionJobs:
         if isinstance(action, Evaluate):
             job_id = resumed.pop(0) if resumed else eval_job_id(action.node, action.task)
             self.last_job_id = job_id
-            refused = self._start(job_id, "eval", {"node": action.node, "task": action.task})
+            inputs = {"node": action.node, "task": action.task}
+            refused = self._start(job_id, "eval", inputs, action)
             if refused is not None:
                 return refused
             try:
@@ -96,7 +101,9 @@ class ActionJobs:
                 job = factory.eval_job(job_id, action.node, code, action.task, log_dir)
             except Exception as exc:  # the harness broke, not the agent
                 return self._broken(job_id, exc)
-            return Work(factory.run_job, job, lambda r, e: self._settle_eval(job_id, job, r, e))
+            return Work(
+                factory.run_job, job, lambda r, e: self._settle_eval(action, job_id, job, r, e)
+            )
         if resumed:
             job_id = resumed.pop(0)
             inputs = run.job(job_id).inputs
@@ -111,7 +118,7 @@ class ActionJobs:
             inputs = {"parent": action.parent, "ordinal": ordinal, "target": target.to_dict(),
                       "group": group}  # fmt: skip
         self.last_job_id = job_id
-        refused = self._start(job_id, "expand", inputs)
+        refused = self._start(job_id, "expand", inputs, action)
         if refused is not None:
             return refused
         target = ImprovementTarget(**inputs["target"])
@@ -127,17 +134,80 @@ class ActionJobs:
 
         def settle(result: Any, error: BaseException | None) -> Outcome:
             settled = self._settle(job, result, error)
+            # A child already made keeps its diff, outage or not: only its evaluation follows.
+            kept = not isinstance(settled, BaseException) and settled.status == "ok"
+            outage = None if kept else self._outage(job_id, job, settled)
+            if outage is not None:
+                if self.run.infra_requeues(job_id) < self.run.config.limits.max_requeues:
+                    return self._requeue(action, job_id, job, outage)
+                return self.recorder.gave_up(job_id, outage)
             if isinstance(settled, BaseException):
                 return self.recorder.crash(job_id, settled)
-            return self.recorder.expansion(job_id, parent, target, where, settled)
+            try:
+                recorded = self.recorder.expansion(job_id, parent, target, where, settled)
+            except InfrastructureFailure as full:  # the store refused it: the disk is full
+                return self._requeue(action, job_id, job, full)
+            self._healthy()
+            return recorded
 
         return Work(factory.run_job, job, settle)
 
-    def _settle_eval(self, job_id: str, job: Any, result: Any, error: Any) -> Outcome:
+    def _settle_eval(
+        self, action: Evaluate, job_id: str, job: Any, result: Any, error: Any
+    ) -> Outcome:
         settled = self._settle(job, result, error)
+        outage = self._outage(job_id, job, settled)
+        if outage is not None:
+            if self.run.infra_requeues(job_id) < self.run.config.limits.max_requeues:
+                return self._requeue(action, job_id, job, outage)
+            settled = self._scored_anyway(action, job_id, job, settled, outage)
         if isinstance(settled, BaseException):
             return self.recorder.crash(job_id, settled)
-        return self.recorder.evaluation(job_id, settled)
+        try:
+            recorded = self.recorder.evaluation(job_id, settled)
+        except InfrastructureFailure as full:  # the store refused it: the disk is full
+            return self._requeue(action, job_id, job, full)
+        self._healthy()
+        return recorded
+
+    # -- outages --------------------------------------------------------------------------
+    def _outage(self, job_id: str, job: Any, settled: Any) -> InfrastructureFailure | None:
+        """The outage this job met, whatever the agent did afterwards, or None."""
+        llm = self.factory.outage_of(job)
+        if isinstance(settled, BaseException):
+            found = infrastructure_of(settled, self.run.path)
+            if found is not None:
+                return found
+        if llm is not None:
+            return InfrastructureFailure(*llm)
+        return None
+
+    def _requeue(
+        self, action: Expand | Evaluate, job_id: str, job: Any, outage: InfrastructureFailure
+    ) -> Outcome:
+        spent = self.factory.spent_usd(job)
+        lost, self._spent[job_id] = spent - self._spent.get(job_id, 0.0), spent
+        if self.breakers is not None:
+            self.breakers.failed(outage.dependency, outage.message)
+        self.resume(action, job_id)  # the same job, same id, when it runs again
+        return self.recorder.infrastructure(job_id, outage, lost)
+
+    def _healthy(self) -> None:
+        if self.breakers is not None:
+            self.breakers.succeeded()
+
+    def _scored_anyway(
+        self, action: Evaluate, job_id: str, job: Any, settled: Any, outage: Exception
+    ) -> Any:
+        """Re-queued too often: the evaluation counts as it ended, the outage named."""
+        note = f"met an outage {self.run.config.limits.max_requeues + 1} times: {outage}"
+        if isinstance(settled, Evaluation):
+            return replace(settled, error=f"{settled.error}; {note}" if settled.error else note)
+        task = getattr(job, "task", None)
+        return Evaluation(node_id=int(action.node), task_id=action.task,
+                          benchmark=getattr(task, "benchmark", "") or "", resolved=False,
+                          error=note[:1000], job_id=job_id,
+                          log_dir=self.run.relative(Path(job.log_dir)))  # fmt: skip
 
     def _settle(self, job: Any, result: Any, error: BaseException | None) -> Any:
         """The recordable result, or the exception that makes it a crash."""
@@ -149,9 +219,12 @@ class ActionJobs:
         except Exception as exc:
             return exc
 
-    def _start(self, job_id: str, kind: str, inputs: dict[str, Any]) -> Work | None:
+    def _start(
+        self, job_id: str, kind: str, inputs: dict[str, Any], action: Expand | Evaluate
+    ) -> Work | None:
         """The job's row, queued then running; if the store refuses it, the Work that
-        reports so (the job does not run: its result could not be recorded either)."""
+        reports so (the job does not run: its result could not be recorded either). A
+        refusal for a full host disk re-queues the job: the run pauses until there is space."""
         try:
             self.run.queue_job(job_id, kind, inputs)
             self.run.start_job(job_id)
@@ -159,7 +232,14 @@ class ActionJobs:
             refusal = exc  # `exc` is unbound after the except block
 
             def report(result: Any, error: BaseException | None) -> Outcome:
-                return self.recorder.unrecorded(job_id, refusal, "start")
+                full = self.recorder.disk_full_failure(refusal)
+                if full is None:
+                    return self.recorder.unrecorded(job_id, refusal, "start")
+                if self.breakers is not None:
+                    self.breakers.failed(full.dependency, full.message)
+                if isinstance(action, Evaluate):  # an expansion's id is made afresh
+                    self.resume(action, job_id)
+                return self.recorder.infrastructure(job_id, full, 0.0)
 
             return Work(_fail, Unbuildable(describe_error(exc)), report)
         return None

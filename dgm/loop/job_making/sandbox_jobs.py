@@ -34,6 +34,26 @@ from dgm.store import Evaluation, Run
 from dgm.strategies import TaskPlan
 
 
+def llm_outage_of(gateway: Any, job_id: str) -> tuple[str, str] | None:
+    """The gateway's word on whether `job_id` met a provider outage; the job's record is
+    then forgotten, so that its re-run starts clean."""
+    if gateway is None:
+        return None
+    found = gateway.outage_of(job_id)
+    gateway.outages.forget(job_id)
+    return found
+
+
+def llm_probes(gateway: Any) -> dict[str, Any]:
+    """One probe per provider the run's models use (`llm:<provider>`)."""
+    if gateway is None:
+        return {}
+    from dgm.gateway.backends import provider_of
+
+    models = {gateway.model, gateway.diagnose_model}
+    return {f"llm:{provider_of(m)[0]}": (lambda m=m: gateway.probe(m)) for m in models}
+
+
 class SandboxJobs(JobFactory):
     run_job = staticmethod(run_job)
 
@@ -167,6 +187,15 @@ class SandboxJobs(JobFactory):
 
     def run_budget_exhausted(self) -> bool:
         return self.gateway is not None and self.gateway.run_budget_exhausted()
+
+    def outage_of(self, job: Any) -> tuple[str, str] | None:
+        return llm_outage_of(self.gateway, Path(job.log_dir).name)
+
+    def spent_usd(self, job: Any) -> float:
+        return float(usage_of(self.gateway, Path(job.log_dir).name).get("cost_usd", 0.0))
+
+    def probes(self) -> dict[str, Any]:
+        return llm_probes(self.gateway)
 
     def replay_miss(self, job_id: str) -> str | None:
         return None if self.gateway is None else self.gateway.replay_miss(job_id)

@@ -1,0 +1,277 @@
+"""Soak: a few hundred jobs with the world failing under them on a schedule, against the
+same run undisturbed.
+
+    python perf/soak.py [--evals 150] [--outage-s 4]
+
+Both runs are a `dgm` meta loop (greedy strategy, one worker) whose jobs are the tests'
+deterministic fake jobs, made real where the faults bite: each job calls the LLM through a
+real gateway bound to a stand-in provider on 127.0.0.1, asks the Docker engine (through a
+proxy socket) whether it answers, and writes to the run's disk. Faults, by jobs finished:
+the provider down, the Docker proxy cut, the disk "full" (the job's write fails with
+ENOSPC while the host's free-space check reads full), and the dgm process killed with
+SIGKILL and resumed with `dgm resume`'s code path. At the end: the same lineage and
+per-task results as the undisturbed run, no orphan container, and the dgm process's
+memory, open files and the run's disk at start and end of each session, and the time
+lost to pauses. No sandbox container is started (the jobs are fakes): the figure is about
+the loop, the gateway and the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+FLAGS = "SOAK_FLAGS"
+"""Folder of fault flags the parent sets: `disk-full` (the LLM and Docker faults are the
+stand-in's and the proxy's own)."""
+
+
+# -- the child: one dgm session ----------------------------------------------------------
+def _metrics(run_dir: Path) -> dict[str, float]:
+    rss = 0.0
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            rss = int(line.split()[1]) / 1024
+    disk = sum(p.stat().st_size for p in run_dir.rglob("*") if p.is_file())
+    return {"rss_mb": round(rss, 1), "open_files": len(os.listdir("/proc/self/fd")),
+            "disk_mb": round(disk / 2**20, 2), "ts": time.time()}  # fmt: skip
+
+
+def run_soak_job(job: Any) -> Any:
+    """A fake job that needs the Docker engine and the disk as a real one does."""
+    import docker
+
+    from tests.loop.fake_jobs import run_fake_job
+
+    result = run_fake_job(job)  # its LLM calls first: an outage after them loses money
+    client = docker.from_env(timeout=5)
+    try:
+        client.ping()  # the harness talks to the engine (through the proxy)
+    finally:
+        client.close()
+    flags = Path(os.environ[FLAGS])
+    if (flags / "disk-full").exists():
+        raise OSError(errno.ENOSPC, "No space left on device", job.log_dir)
+    Path(job.log_dir).mkdir(parents=True, exist_ok=True)
+    (Path(job.log_dir) / "result.txt").write_text(job.job_id)
+    return result
+
+
+def _watch_disk_flag(flags: Path) -> None:
+    """While `disk-full` is set, the host's free-space check reads the disk as full (the
+    parent cannot fill the machine's real disk)."""
+    import dgm.loop.failures as failures
+
+    measured = failures.disk_usage
+    failures.disk_usage = lambda path: (  # type: ignore[assignment]
+        (0, measured(path)[1]) if (flags / "disk-full").exists() else measured(path)
+    )
+
+
+def child(run_dir: Path, model: str, evals: int, metrics_out: Path, resume: bool) -> None:
+    from dgm.config import Price, RunConfig
+    from dgm.gateway import Gateway, RetryPolicy
+    from dgm.loop.meta_loop import MetaLoop
+    from dgm.store import Run
+    from tests.loop.fake_jobs import FakeJobs
+
+    class SoakJobs(FakeJobs):
+        run_job = staticmethod(run_soak_job)
+
+    _watch_disk_flag(Path(os.environ[FLAGS]))
+    if resume:
+        run = Run.open(run_dir)
+    else:
+        overrides = {"workers": 1, "strategy.name": "greedy", "limits.max_evals": evals,
+                     "llm.model": model, "sandbox.backend": "local"}  # fmt: skip
+        config = RunConfig(name="soak").with_overrides(overrides)
+        config = config.with_price(model, Price(input=1.0, output=1.0))
+        seed = Path(tempfile.mkdtemp()) / "seed"
+        seed.mkdir()
+        (seed / "agent.toml").write_text('[agent]\nname = "soak"\n[commands]\nsolve = "true"\n')
+        run = Run.create(run_dir, config, seed)
+    gateway = Gateway.from_config(run.config, run="soak", log_dir=None,
+                                  on_usage=run.record_usage, spent_usd=run.spend_usd())  # fmt: skip
+    gateway.retry = gateway._calls.retry = RetryPolicy(max_retries=1, base_s=0.05, timeout_s=5)
+    gateway.start().watch_outages()
+    jobs = SoakJobs(run, gateway=gateway, gives_up=True, delay=(0.02, 0.05), calls=2)
+    loop = MetaLoop(run, jobs=jobs)
+    started = _metrics(run_dir)  # with the gateway and the loop built: what a run holds
+    metrics_out.write_text(json.dumps({"start": started}))  # a killed session leaves this
+    samples: list[float] = []
+
+    def sample() -> None:  # memory through the session, to tell a leak from a warm-up
+        while True:
+            samples.append(_metrics(run_dir)["rss_mb"])
+            time.sleep(2.0)
+
+    threading.Thread(target=sample, daemon=True).start()
+    loop.breakers.first_probe_s, loop.breakers.max_probe_s = 0.5, 2.0
+    try:
+        summary = loop.run()
+    finally:
+        gateway.stop()
+    metrics_out.write_text(json.dumps({"start": started, "end": _metrics(run_dir),
+                                       "stop": summary.stop_reason, "rss": samples}))  # fmt: skip
+
+
+# -- the parent: the schedule of faults --------------------------------------------------
+def _done(run_dir: Path) -> int:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{run_dir / 'run.sqlite'}?mode=ro", uri=True) as db:
+            return db.execute("SELECT COUNT(*) FROM jobs WHERE state='done'").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _session(run_dir: Path, model: str, evals: int, env: dict[str, str], n: int,
+             resume: bool = False) -> tuple[subprocess.Popen, Path]:  # fmt: skip
+    out = run_dir.parent / f"{run_dir.name}-metrics-{n}.json"
+    args = [sys.executable, __file__, "--child", str(run_dir), "--model", model,
+            "--evals", str(evals), "--metrics", str(out)]  # fmt: skip
+    args += ["--resume"] if resume else []
+    return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True), out  # fmt: skip
+
+
+def _outcome(run_dir: Path) -> tuple[list, list]:
+    from dgm.store import Run
+
+    with Run.open(run_dir) as run:
+        lineage = [(n.id, n.parent_id, run.diff(n.id) if n.parent_id is not None else "")
+                   for n in run.nodes()]  # fmt: skip
+        results = sorted((e.node_id, e.task_id, e.resolved) for e in run.evaluations())
+    return lineage, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--evals", type=int, default=150)
+    parser.add_argument("--outage-s", type=float, default=4.0)
+    parser.add_argument("--child")
+    parser.add_argument("--model")
+    parser.add_argument("--metrics")
+    parser.add_argument("--resume", action="store_true")
+    args = parser.parse_args()
+    if args.child:
+        child(Path(args.child), args.model, args.evals, Path(args.metrics), args.resume)
+        return
+
+    from tests.outages.docker_proxy import DockerProxy
+    from tests.outages.standin import StandIn
+
+    work = Path(tempfile.mkdtemp(prefix="dgmsoak", dir="/tmp"))
+    flags = work / "flags"
+    flags.mkdir()
+    standin = StandIn().start()
+    proxy = DockerProxy(work / "docker.sock").start()
+    env = {**os.environ, FLAGS: str(flags), "DOCKER_HOST": proxy.url,
+           "PYTHONPATH": str(ROOT)}  # fmt: skip
+    t0 = time.monotonic()
+    proc, _ = _session(work / "calm", standin.model, args.evals, env, 0)
+    assert proc.wait() == 0, proc.stderr.read()[-2000:] if proc.stderr else ""
+    calm_s = time.monotonic() - t0
+    total = _done(work / "calm")
+
+    soak = work / "soak"
+    faults: list[str] = []
+    cut = lambda on: proxy.cut() if on else proxy.restore()  # noqa: E731
+    stops = [(total * 1 // 6, "provider down", lambda on: setattr(standin, "down", on)),
+             (total * 2 // 6, "Docker proxy cut", cut),
+             (total * 3 // 6, "disk full", lambda on: (flags / "disk-full").touch() if on
+              else (flags / "disk-full").unlink())]  # fmt: skip
+    t0 = time.monotonic()
+    proc, metrics_a = _session(soak, standin.model, args.evals, env, 1)
+    for at, name, switch in stops:
+        while _done(soak) < at and proc.poll() is None:
+            time.sleep(0.05)
+        switch(True)
+        time.sleep(args.outage_s)
+        switch(False)
+        faults.append(f"{name} for {args.outage_s:g} s after {at} jobs")
+    kill_at = total * 4 // 6
+    while _done(soak) < kill_at and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    faults.append(f"dgm process killed (SIGKILL) after {kill_at} jobs, then resumed")
+    proc, metrics_b = _session(soak, standin.model, args.evals, env, 2, resume=True)
+    assert proc.wait() == 0, proc.stderr.read()[-2000:] if proc.stderr else ""
+    soak_s = time.monotonic() - t0
+    standin.stop()
+    proxy.stop()
+
+    from dgm.store import Run
+
+    same = _outcome(soak) == _outcome(work / "calm")
+    with Run.open(soak) as run:
+        events = run.events(limit=None)
+        infra = [e for e in events if e["kind"] == "job_infra"]
+        lost = run.lost_to_outages_usd()
+        spent = run.spend_usd()
+        jobs = len(run.jobs(["done"]))
+    pauses = [e for e in events if e["kind"] == "paused"]
+    paused_s = sum(e.get("down_s", 0) for e in events if e["kind"] == "resumed")
+    by_dep: dict[str, int] = {}
+    for e in infra:
+        by_dep[e["dependency"]] = by_dep.get(e["dependency"], 0) + 1
+    orphans = _orphans()
+    sessions = [json.loads(p.read_text()) for p in (metrics_a, metrics_b) if p.exists()]
+    print(f"jobs: {jobs} (undisturbed run: {total}, {calm_s:.1f} s; soak {soak_s:.1f} s)")
+    print("faults: " + "; ".join(faults))
+    print(
+        f"re-queued for outages: {len(infra)} ({', '.join(f'{k} {v}' for k, v in by_dep.items())})"
+    )
+    print(f"pauses: {len(pauses)} ({', '.join(sorted({e['dependency'] for e in pauses}))}), "
+          f"{paused_s:.1f} s paused in all; lost to outages ${lost:.6f} "
+          f"(of ${spent:.6f} spent)")  # fmt: skip
+    print(f"same lineage and per-task results as the undisturbed run: {same}")
+    print(f"orphan containers: {orphans}")
+    for i, m in enumerate(sessions, 1):
+        s, e = m["start"], m.get("end")
+        if e is None:
+            print(
+                f"session {i}: rss {s['rss_mb']} MB, open files {s['open_files']} at start; "
+                "killed before its end figures"
+            )
+            continue
+        print(f"session {i}: rss {s['rss_mb']} -> {e['rss_mb']} MB, open files "
+              f"{s['open_files']} -> {e['open_files']}, run disk {s['disk_mb']} -> "
+              f"{e['disk_mb']} MB ({m['stop']})")  # fmt: skip
+        rss = m.get("rss") or []
+        if len(rss) >= 4:
+            q = len(rss) // 4
+            print(f"  rss every 2 s: {rss[:3]} ... {rss[-3:]}; quarters' means "
+                  f"{[round(sum(rss[i * q:(i + 1) * q]) / q, 1) for i in range(4)]}")  # fmt: skip
+    if not same:
+        sys.exit(1)
+
+
+def _orphans() -> int:
+    try:
+        import docker
+
+        from dgm.sandbox.orphans import list_containers
+
+        return len(list_containers(docker.from_env(), "dgm.run=soak"))
+    except Exception as exc:
+        return -1 if exc else 0
+
+
+if __name__ == "__main__":
+    main()
