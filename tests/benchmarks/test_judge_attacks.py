@@ -61,7 +61,10 @@ def test_reference_resolves_and_stubs_do_not(
     task = _task(polyglot_dir, language)
     good, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
     assert good.resolved, (good.error, good.details, log[-3000:])
-    assert not good.tampered and good.details["canary_counts"]["must_fail"] >= 1
+    must_fail = (
+        good.details["canary_counts"]["must_fail"] + good.details["copy_counts"]["must_fail"]
+    )
+    assert not good.tampered and must_fail >= 1
     bad, _ = judge_polyglot(task, "", LIMITS)
     assert not bad.resolved and not bad.tampered
 
