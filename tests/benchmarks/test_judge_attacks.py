@@ -20,6 +20,7 @@ from dgm.workspace_git import git_diff
 
 from .judge_attacks import ALL, EXERCISES, Attack
 from .judge_attacks_round2 import ALL as ROUND2
+from .judge_attacks_round3 import ALL as ROUND3
 
 pytestmark = pytest.mark.docker
 LIMITS = ResourceLimits(memory="3g", pids=1024)
@@ -69,7 +70,7 @@ def test_reference_resolves_and_stubs_do_not(
     assert not bad.resolved and not bad.tampered
 
 
-@pytest.mark.parametrize("attack", ALL + ROUND2, ids=lambda a: f"{a.language}-{a.name}")
+@pytest.mark.parametrize("attack", ALL + ROUND2 + ROUND3, ids=lambda a: f"{a.language}-{a.name}")
 def test_attack_is_never_resolved(
     attack: Attack,
     polyglot_dir: Path,
