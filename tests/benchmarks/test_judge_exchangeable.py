@@ -20,7 +20,8 @@ from dgm.benchmarks.polyglot.copies_text import find_tests
 from dgm.benchmarks.polyglot.disguise import disguise
 from dgm.benchmarks.polyglot.judge import prepare_judge_tree
 from dgm.benchmarks.polyglot.variants import int_run, number_literal
-from dgm.benchmarks.task import Task
+
+from .judged_files import judged_files
 
 BRACE = ["go", "rust", "java", "cpp", "javascript"]
 
@@ -35,15 +36,6 @@ def _groups(plan_entries: list[Entry]) -> dict[str, list[Entry]]:
     for entry in plan_entries:
         by[entry.original].append(entry)
     return {k: v for k, v in by.items() if len(v) > 1}
-
-
-def judged_files(task: Task, dest: Path) -> list[Path]:
-    """The judge's test files (C++ and Rust ones are under fresh names)."""
-    if task.language == "cpp":
-        return sorted(dest.glob("*_test.cpp"))
-    if task.language == "rust":
-        return sorted(dest.glob("tests/*.rs"))
-    return [dest / name for name in task.hidden_files if (dest / name).is_file()]
 
 
 def _layouts(language: str, root: Path, rounds: int) -> list[tuple[list[Entry], str, dict]]:
