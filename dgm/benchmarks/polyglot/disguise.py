@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from dgm.benchmarks.polyglot import variants
-from dgm.benchmarks.polyglot.copies import WORDS, Entry, NameGen, file_words
+from dgm.benchmarks.polyglot.copies import MUST_FAIL, WORDS, Entry, NameGen, file_words
 from dgm.benchmarks.polyglot.copies_python import disguise_python
 from dgm.benchmarks.polyglot.copies_text import disguise_text
+
+DRAWS = 3
+"""Whole-file draws while none gives a must-fail copy (a value set near a boundary is
+thrown away, not redrawn; a file left without copies would get the literal canaries,
+which an attacker can tell)."""
 
 
 def disguise(
@@ -23,9 +28,17 @@ def disguise(
     numbers = variants.NUMBERS.set(variants.file_numbers(text + "\n" + context))
     every = variants.FILE_NUMBERS.set(variants.file_numbers(text + "\n" + context))
     try:
-        if language == "python":
-            return disguise_python(text, names)
-        return disguise_text(language, text, names, context, elsewhere)
+        for _ in range(DRAWS):
+            found: dict[str, list[str]] = {}
+            if language == "python":
+                out, entries = disguise_python(text, names)
+            else:
+                out, entries = disguise_text(language, text, names, context, found)
+            if any(e.kind == MUST_FAIL for e in entries):
+                break
+        if elsewhere is not None:
+            elsewhere.update(found)
+        return out, entries
     finally:
         WORDS.reset(token)
         variants.NUMBERS.reset(numbers)
