@@ -41,6 +41,7 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     tree = parse_python(text)
     entries: list[Entry] = []
     variants.NUMBERS.set(_expected_numbers(tree))
+    variants.STRINGS.set(_expected_strings(tree))
     containers: list[ast.Module | ast.ClassDef] = [tree]
     containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
     for node in containers:
@@ -122,6 +123,19 @@ def _expected_numbers(tree: ast.AST) -> tuple[str, ...]:
                 node = node[position] if position is not None else node
                 found += [repr(c.value) for c in ast.walk(node) if isinstance(c, ast.Constant)
                           and type(c.value) in (int, float) and c.value >= 0]  # fmt: skip
+    return tuple(found)
+
+
+def _expected_strings(tree: ast.AST) -> tuple[tuple[str, str], ...]:
+    """("", each string) in the literal expected values of the file's tests."""
+    found = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, _Func) and fn.name.startswith("test"):
+            for holder, field, position, _ in _sites(fn):
+                node = getattr(holder, field)
+                node = node[position] if position is not None else node
+                found += [("", c.value) for c in ast.walk(node)
+                          if isinstance(c, ast.Constant) and type(c.value) is str]  # fmt: skip
     return tuple(found)
 
 

@@ -97,12 +97,21 @@ def change_literal(language: str, chunk: str, lo: int, hi: int,
                 continue
             q = quote.group(2)
             inner = literal[len(quote.group(0)) : len(literal) - len(q)]
-            new = [quote.group(0) + b + q for b in variants.string_body(inner, k)]
+            new = [quote.group(0) + b + q for b in variants.string_body(inner, k, quote.group(0))]
         new = [n for n in new if n != literal]
         if new:
             return [(chunk[: tok.start()] + n + chunk[tok.end() :], f"expected {literal} -> {n}")
                     for n in new]  # fmt: skip
     return []
+
+
+def string_parts(literal: str) -> tuple[str, str] | None:
+    """(opening quote with prefix, body) of a string literal we may change (not raw)."""
+    quote = re.match(r'^(b?r?#*)?("""|"|\'|`)', literal)
+    if not quote or literal.startswith(("r", "br", "R")):
+        return None
+    q = quote.group(2)
+    return quote.group(0), literal[len(quote.group(0)) : len(literal) - len(q)]
 
 
 def initializer_end(language: str, chunk: str, start: int) -> int:

@@ -153,7 +153,9 @@ def disguise_text(
     if not spans:
         return text, []
     if language != "go":  # (Go's expected values are table fields: the file's numbers)
-        variants.NUMBERS.set(expected_numbers(language, text))
+        numbers, strings = expected_literals(language, text)
+        variants.NUMBERS.set(numbers)
+        variants.STRINGS.set(strings)
     able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
     context = context if elsewhere is not None else ""
     mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
@@ -236,18 +238,23 @@ def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
     return regions
 
 
-def expected_numbers(language: str, text: str) -> tuple[str, ...]:
-    """The number literals on the expected side of the file's assertions (repeats kept):
-    what a changed number is drawn from (polyglot_variants), so that copies' numbers come
-    from the distribution real expected numbers come from, not the inputs'."""
-    found = []
+Literals = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+def expected_literals(language: str, text: str) -> Literals:
+    """The number literals and (quote, body) of the string literals on the expected side
+    of the file's assertions (repeats kept): what a changed value is drawn from
+    (polyglot_variants), so that copies' values come from the distribution real expected
+    values come from, not the inputs'."""
+    numbers, strings = [], []
     for span in find_tests(language, text):
         chunk = text[span.start : span.end]
         for lo, hi in _expected_regions(language, chunk):
-            found += [
-                t.group(0) for t in scan.tokens(language, chunk, lo, hi) if t.lastgroup == "num"
-            ]
-    return tuple(found)
+            for t in scan.tokens(language, chunk, lo, hi):
+                parts = scan.string_parts(t.group(0)) if t.lastgroup == "str" else None
+                numbers += [t.group(0)] if t.lastgroup == "num" else []
+                strings += [parts] if parts else []
+    return tuple(numbers), tuple(strings)
 
 
 _TOGGLES = {

@@ -27,6 +27,7 @@ def disguise(
     token = WORDS.set(file_words(text + "\n" + context))
     numbers = variants.NUMBERS.set(variants.file_numbers(text + "\n" + context))
     every = variants.FILE_NUMBERS.set(variants.file_numbers(text + "\n" + context))
+    strings = variants.STRINGS.set(())
     try:
         for _ in range(DRAWS):
             found: dict[str, list[str]] = {}
@@ -43,3 +44,4 @@ def disguise(
         WORDS.reset(token)
         variants.NUMBERS.reset(numbers)
         variants.FILE_NUMBERS.reset(every)
+        variants.STRINGS.reset(strings)

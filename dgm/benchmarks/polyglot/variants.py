@@ -142,9 +142,31 @@ def _word_class(word: str) -> tuple[str, int]:
     return shape, len(word)
 
 
-def string_body(body: str, k: int) -> list[str]:
-    """k other string bodies: one word swapped for k other words of the file of the same
-    kind (case, length), else one letter or digit for k others of its class."""
+STRINGS: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "strings", default=()
+)
+"""(quote, body) of the string literals the file expects, repeats kept (set by the
+disguise; Python: quote "")."""
+
+
+def _drawn(pool: list[Any], real: Any, k: int) -> list[Any] | None:
+    """k values drawn with replacement from `pool` (the real value's own uses included,
+    so P(set | real) is the same for every member); [] when a value repeats (never drawn
+    again: that would favour the real one); None when the pool has too few values."""
+    if len(set(pool) - {real}) < k:
+        return None
+    picks = [pool[secrets.randbelow(len(pool))] for _ in range(k)]
+    return picks if len({real, *picks}) == k + 1 else []
+
+
+def string_body(body: str, k: int, quote: str = "") -> list[str]:
+    """k other string bodies: other strings the file expects (written with the same
+    quote), drawn as numbers are; where it expects too few, one word swapped for k other
+    words of the file of the same kind (case, length), else one letter or digit for k
+    others of its class."""
+    drawn = _drawn([b for q, b in STRINGS.get() if q == quote], body, k)
+    if drawn is not None:
+        return drawn
     spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
     for m in _shuffled(spots):
         word = m.group(0)
@@ -183,7 +205,7 @@ def python_value(value: Any, k: int) -> list[Any]:
         run = int_run(scaled, k)
         return [float(Decimal(v).scaleb(-places)) for v in run]
     if isinstance(value, str):
-        return string_body(value, k)
+        return string_body(value, k)  # (Python's pool holds values: quote "")
     if isinstance(value, bytes):
         if not value:
             return NONE
