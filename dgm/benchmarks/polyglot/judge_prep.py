@@ -250,6 +250,7 @@ def build_phase(plan, work):
         code = proc.returncode
     if code == 0 and plan["language"] == "rust":
         code = copy_rust_tests(work)
+        copy_rust_fixtures(work)
     print(f"\n>>>>> dgm judge: build exited {code} after {time.monotonic() - started:.3f} s",
           flush=True)  # fmt: skip
 
@@ -283,6 +284,25 @@ def go_package_alone(work, env):
     sys.stdout.write(proc.stdout + proc.stderr)
     note("the package does not build without its test files (go build ./...)")
     return proc.returncode or 1
+
+
+def copy_rust_fixtures(work):
+    """Rust tests that build fixture crates at run time (macros' compile-fail cases in
+    `tests/invalid/`) need the crate and those fixtures: the tree goes over without
+    `target/` and without the test sources (`tests/*.rs`), which are all the answers."""
+    tests = os.path.join(work, "tests")
+    if not os.path.isdir(tests) or not any(
+        os.path.isdir(os.path.join(tests, n)) for n in os.listdir(tests)
+    ):
+        return
+
+    def skip(folder, names):
+        top = os.path.abspath(folder)
+        return [n for n in names
+                if (top == work and n == "target")
+                or (top == tests and n.endswith(".rs"))]  # fmt: skip
+
+    shutil.copytree(work, "/out/tree", symlinks=False, ignore=skip)
 
 
 def copy_rust_tests(work):
@@ -329,6 +349,8 @@ def main():
             sys.exit(0)
     else:  # the run phase: test binaries only, no test source in this container
         os.makedirs(work)
+        if os.path.isdir("/built/tree"):  # Rust fixtures (copy_rust_fixtures)
+            shutil.copytree("/built/tree", work, dirs_exist_ok=True)
     report = f"/tmp/dgm-{secrets.token_hex(8)}"
     os.mkdir(report, 0o700)
     env = dict(os.environ, DGM_REPORT=report, DGM_EXERCISE=plan["folder"], DGM_BIN="/built")
