@@ -274,6 +274,12 @@ def test_a_wrong_answer_equal_to_a_changed_value_is_not_tampering() -> None:
             'package x\n\nimport _ "embed"\n\n//go:embed x_test.go\nvar t string\n',
         ),
         ("rust", "src/lib.rs", 'pub const T: &str = include_str!("../tests/x.rs");\n'),
+        (
+            "go",
+            "helper.go",
+            'package x\n\n/*\n__asm__(".incbin \\"x_test.go\\"");\n*/\nimport "C"\n',
+        ),
+        ("go", "helper.go", 'package x\n\nimport (\n\t"fmt"\n\t"C"\n)\n'),
     ],
 )
 def test_files_that_read_the_tests_at_compile_time_never_reach_the_judge(
