@@ -6,6 +6,7 @@ the fields allowed there, instead of a silently ignored setting.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -285,7 +286,7 @@ class RunConfig(Section):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(describe_validation_error(exc, cls, source)) from None
+            raise ConfigError(describe_validation_error(exc, cls, source), CONFIG_FIX) from None
 
     @classmethod
     def load(cls, path: str | Path) -> RunConfig:
@@ -333,6 +334,10 @@ def parse_price(text: str) -> Price:
     return Price(input=values[0], output=values[1])
 
 
+TOML_FIX = "correct the TOML at that place; `dgm init` writes a complete run.toml to compare"
+CONFIG_FIX = "correct that field; README.md's section Configuration lists every field"
+
+
 def read_toml(path: str | Path) -> dict[str, Any]:
     """A TOML file's table, or a ConfigError naming the file and the problem."""
     path = Path(path)
@@ -341,7 +346,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        raise ConfigError(f"{path} is not valid TOML: {exc}", TOML_FIX) from None
 
 
 def describe_validation_error(exc: ValidationError, model: type[BaseModel], source: str) -> str:
@@ -352,7 +357,9 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel], sour
         field = ".".join(loc) or "(top level)"
         if err["type"] == "extra_forbidden":
             allowed = _fields_at(model, loc[:-1])
-            lines.append(f"{source}: unknown field `{field}`; allowed here: {', '.join(allowed)}")
+            line = f"{source}: unknown field `{field}`; allowed here: {', '.join(allowed)}"
+            close = difflib.get_close_matches(loc[-1], allowed, n=1)
+            lines.append(f"{line}; did you mean `{close[0]}`?" if close else line)
         else:
             lines.append(f"{source}: invalid `{field}`: {err['msg']} (got {err.get('input')!r})")
     return "; ".join(lines)

@@ -18,7 +18,8 @@ console = Console(width=None if sys.stdout.isatty() else 140)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("audit-judge")(audit_judge)
+    short = "Attack the judge with the hostile agents; exit 1 if anything fooled it."
+    app.command("audit-judge", short_help=short)(audit_judge)
 
 
 def audit_judge(

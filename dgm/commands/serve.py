@@ -24,8 +24,9 @@ in the events with who asked):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
-    app.command("steer", help=STEER_HELP)(steer)
+    app.command("serve", short_help="A live web page over runs, with steering.")(serve)
+    short = "Stop a run, change a limit, pin, ban, evaluate or fork a node; list requests."
+    app.command("steer", help=STEER_HELP, short_help=short)(steer)
 
 
 def serve(
@@ -83,9 +84,12 @@ def steer(
         raise DgmError(f"{run_dir} holds no run (no {DB_FILE})", "give a folder made by `dgm run`")
     try:
         if action == "list":
-            for r in requests(db):
+            asked = requests(db)
+            for r in asked:
                 answer = f"{r.state}: {r.note}" if r.note else r.state
                 typer.echo(f"#{r.id} {r.action} {r.args} by {r.who}: {answer}")
+            if not asked:
+                typer.echo(f"no steering requests yet (ask one: dgm steer {run_dir} stop)")
             return
         if action == "fork":
             if value is None or not value.isdigit():

@@ -41,7 +41,8 @@ def new_run_config(
     """The config of a new run and its directory (default: archive/<name>-<timestamp>).
     The dry run plays every model with the built-in scripted model (`dry_run_world`,
     default capability, or hyperagent with `--self-improve agent`: dgm/scripted/worlds.py),
-    on the dry-run tasks, within 16 evaluations unless a limit is given. An agent dgm did
+    on the dry-run tasks, within 16 evaluations unless a limit is given, hgm skipping barren
+    parents unless a config is given. An agent dgm did
     not write (`third_party_agent`) gets the `shell` world unless another is named."""
     if run_dir is None:
         name = f"{base.name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -66,6 +67,11 @@ def new_run_config(
                   "limits.budget_usd", "limits.max_hours")  # fmt: skip
         if not any(overrides.get(k) for k in limits) and not base.limits.max_evals:
             overrides["limits.max_evals"] = DRY_RUN_MAX_EVALS
+        if not config_given:
+            # A scripted world answers a parent the same way every time, so a parent that
+            # made nothing stays barren; the reference hgm would re-expand it for ever
+            # (its failed expansions count nowhere) and never reach its evaluation limit.
+            overrides.setdefault("strategy.hgm.skip_barren", True)
     data = overrides.get("benchmark.data")
     if data and not subset_given and not config_given:
         # The default subsets name the shipped data's instances: own data means its own

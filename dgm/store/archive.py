@@ -21,6 +21,8 @@ from dgm.errors import DgmError, RunDirError
 from dgm.safefs import link_escapes
 from dgm.workspace_git import GIT_IDENTITY
 
+NOT_SOURCE = (":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.py[co]")
+
 
 class UnsafeTreeError(DgmError):
     """A codebase holds a symlink that points outside it."""
@@ -50,15 +52,17 @@ class Archive:
     # -- writing -----------------------------------------------------------------------
     def commit_tree(self, source: Path, parent: str | None, message: str) -> str:
         """Commit the whole directory `source` (honouring its .gitignore) as a child of
-        `parent` and return the commit sha. The source's own `.git` is never included."""
+        `parent` and return the commit sha. The source's own `.git` is never included, nor
+        bytecode caches (pip compiles the wheel's seed agent on install)."""
         source = Path(source)
         if not source.is_dir():
             raise DgmError(f"cannot add node: {source} is not a directory")
         with self._temp_index() as env:
             self.repo.git.execute(
-                ["git", "-C", str(source), "--work-tree", str(source), "add", "--all", "."],
+                ["git", "-C", str(source), "--work-tree", str(source), "add", "--all", "--",
+                 ".", *NOT_SOURCE],
                 env=env,
-            )
+            )  # fmt: skip
             self._refuse_escaping_links(env)
             tree = self.repo.git.execute(["git", "write-tree"], env=env)
         return self._commit(tree, parent, message)

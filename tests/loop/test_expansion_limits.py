@@ -8,7 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from dgm.commands.app import app
+from dgm.config import RunConfig
 from dgm.loop.meta_loop import MetaLoop, rebuild_state
+from dgm.loop.session import new_run_config
 from dgm.loop.stop_rules import StopKind
 from dgm.strategies import SearchState, TaskPlan
 from dgm.strategies.state import DEFAULT_BARREN_AFTER as BARREN_AFTER
@@ -102,3 +104,18 @@ def test_resume_rebuilds_the_barren_counts_the_live_run_had(make_run) -> None:
     before = run.expansion_attempts()
     MetaLoop(run, jobs=FakeJobs(run, empty_from_depth=1, twins=True)).run()
     assert run.expansion_attempts() == before
+
+
+def test_the_default_dry_run_reaches_its_evaluation_limit(make_run, tmp_path) -> None:
+    # `dgm run X --dry-run` (hgm, no limit given): the scripted world's children make
+    # nothing, and the reference hgm alone would re-expand them for ever at 4 evaluations.
+    config, _ = new_run_config(RunConfig(), tmp_path / "x", {}, dry_run=True)
+    settings = {"strategy.hgm.skip_barren": config.strategy.hgm.skip_barren, "workers": 2}
+    run = make_run(**settings, **{"limits.max_evals": config.limits.max_evals})
+    summary = MetaLoop(run, jobs=FakeJobs(run, empty_from_depth=1, twins=True)).run()
+    assert config.strategy.name == "hgm"
+    assert summary.stop_kind in (StopKind.STRATEGY, StopKind.EVAL_BUDGET), summary.stop_reason
+    assert summary.failed_expansions <= 4 * BARREN_AFTER, summary
+    # a config the user gives keeps its own choice
+    given, _ = new_run_config(RunConfig(), tmp_path / "y", {}, dry_run=True, config_given=True)
+    assert given.strategy.hgm.skip_barren is False

@@ -128,6 +128,8 @@ def _dgm(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_steer_command_records_the_same_requests(small_run: Path, tmp_path: Path) -> None:
+    empty = _dgm("steer", str(small_run), "list")
+    assert empty.returncode == 0 and "no steering requests yet" in empty.stdout, empty.stderr
     ban = _dgm("steer", str(small_run), "ban", "1")
     assert ban.returncode == 0 and "asked: #1 ban {'node': 1}" in ban.stdout, ban.stderr
     assert _dgm("steer", str(small_run), "eval-limit", "30").returncode == 0

@@ -24,6 +24,17 @@ def test_create_makes_seed_root_and_layout(run: Run, seed_dir: Path) -> None:
     assert RunConfig.load(run.path / "run.toml").name == "t"
 
 
+def test_the_seed_commit_leaves_out_bytecode_caches(tmp_path: Path, seed_dir: Path) -> None:
+    # pip compiles the wheel's copy of the seed agent on install: no .pyc in any node
+    for folder in (seed_dir / "__pycache__", seed_dir / "tools" / "__pycache__"):
+        folder.mkdir()
+        (folder / "agent.cpython-311.pyc").write_bytes(b"\x00bytecode")
+    (seed_dir / "stray.pyc").write_bytes(b"\x00")
+    with Run.create(tmp_path / "r", RunConfig(name="t"), seed_dir) as run:
+        files = run.archive.files(run.node(0).commit)
+    assert sorted(files) == ["agent.py", "agent.toml", "tools/bash.py"]
+
+
 def test_create_refuses_existing_run(run: Run, seed_dir: Path) -> None:
     with pytest.raises(RunDirError, match="already holds a run"):
         Run.create(run.path, RunConfig(), seed_dir)
