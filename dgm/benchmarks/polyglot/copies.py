@@ -71,10 +71,12 @@ class NameGen:
         return tok
 
 
-SHARED_STATE = re.compile(r"(?i)thread|executor|concurren|parallel|\bgo\s+func|\bspawn\b")
+SHARED_STATE = re.compile(r"(?i)thread|executor|concurren|parallel|\bgo\s+func|\bspawn\b"
+                          r"|^\s*[A-Z]\w*\(\)\s*;?\s*$", re.MULTILINE)  # fmt: skip
 """Tests never copied: threads or processes they start may outlive them (Java's
-bank-account ran out of threads with a copy of its concurrency test), so a second run
-is not the same test."""
+bank-account ran out of threads with a copy of its concurrency test), and a bare call
+with no arguments whose result is unused (Go robot-simulator's `Advance()`) changes
+package state a second run would start from, so a second run is not the same test."""
 
 
 def copyable(test_text: str) -> bool:
