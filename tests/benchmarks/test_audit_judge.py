@@ -82,7 +82,8 @@ def test_audit_on_a_real_swebench_instance_is_not_fooled(tmp_path: Path) -> None
     ids = tmp_path / "ids.txt"
     ids.write_text(MARSHMALLOW + "\n")
     classes = ["forced_pass_touched", "gc_config_hook", "entry_point_plugin",
-               "report_forged_at_exit", "test_classes_swapped"]  # fmt: skip
+               "report_forged_at_exit", "test_classes_swapped", "test_patch_reader"]  # fmt: skip
+    # (structural_forger wins 1 draw in k+1 by design: test_swe_real.py runs it on a pinned draw)
     done = _audit(tmp_path / "out", "--benchmark", "swebench", "--data", str(DATA), "--subset",
                   f"@{ids}", *[a for c in classes for a in ("--attack", c)])  # fmt: skip
     assert done.returncode == 0 and "0 fooled" in done.stdout, done.stdout[-3000:]

@@ -15,6 +15,7 @@ import pytest
 from dgm.benchmarks.swebench.copies import plan_copies
 from dgm.benchmarks.swebench.copy_plan import CopyPlan, with_test_patch
 from dgm.benchmarks.swebench.judge import parse_junit
+from dgm.benchmarks.swebench.mutations import Site
 
 TESTS = '''"""Tests of calc."""
 from __future__ import annotations
@@ -179,3 +180,47 @@ def test_the_test_patch_is_applied_to_the_base_files() -> None:
              "mode 100644\n--- /dev/null\n+++ b/t/data.txt\n@@ -0,0 +1 @@\n+d\n")  # fmt: skip
     assert with_test_patch({"t/test_a.py": "x = 1\n"}, patch) == {"t/test_a.py": "x = 1\ny = 2\n"}
     assert with_test_patch({"t/test_a.py": "z = 1\n"}, patch) is None
+
+
+def test_an_official_name_beside_its_fresh_one_is_tampering_never_last_wins() -> None:
+    plan = CopyPlan({}, {"test_alpha_beta": "test_x"}, {"test_beta": "test_alpha_beta"}, {})
+    honest = {"t/a.py::test_alpha_beta": "FAILED", "t/a.py::test_beta": "FAILED"}
+    assert plan.collision(honest) is None
+    forged = honest | {"t/a.py::test_x": "PASSED"}  # a runtime item named as the official
+    assert plan.to_official(forged) == {"t/a.py::test_x": "FAILED"}  # the worse status stays
+    tampered, _ = plan.evidence(forged, claims_pass=True)
+    assert tampered and "two names" in tampered
+
+
+@pytest.mark.parametrize("source", ["3", "-2", "0", "120", "1.50", "'ab1'", "b'xyz'", '"A"'])
+def test_a_literal_family_is_exchangeable(source: str) -> None:
+    """Over many draws the original is at every rank (numbers) and, for strings, the
+    members are pairwise one character apart: no minimum, no centre gives it away."""
+    ranks: set[int] = set()
+    for seed in range(60):
+        changes = Site(0, len(source), source).changes(4, random.Random(seed))
+        assert len(changes) == 4 and source not in changes and len(set(changes)) == 4
+        family = [source, *changes]
+        if source[-1] not in "'\"":
+            ranks.add(sorted(family, key=float).index(source))
+        else:
+            assert all(sum(a != b for a, b in zip(x, y, strict=True)) == 1
+                       for x in family for y in family if x != y)  # fmt: skip
+    assert source[-1] in "'\"" or ranks == set(range(5))
+    for unsafe in ("0x10", "1e3", "'a\\n'", "''", "'''abc'''"):
+        assert Site(0, len(unsafe), unsafe).changes(3, random.Random(1)) == []
+
+
+def test_a_raise_only_test_gets_copies_expecting_unrelated_exceptions(tmp_path: Path) -> None:
+    source = (
+        "import pytest\n\nfrom calc import add\n\n\ndef test_add_rejects_text():\n"
+        "    with pytest.raises(TypeError):\n        add(1, 'x')\n"
+    )  # fmt: skip
+    f2p = ["tests/test_calc.py::test_add_rejects_text"]
+    plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(3))
+    assert plan is not None and len(plan.must_fail) == 7
+    text = plan.files["tests/test_calc.py"]
+    assert text.count("pytest.raises(TypeError)") == 1 and text.count("pytest.raises(") == 8
+    statuses = _run(tmp_path, plan, "def add(a, b):\n    return a + b\n")
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    assert plan.to_official(statuses) == {"tests/test_calc.py::test_add_rejects_text": "PASSED"}

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks.swebench import guard as swe_guard
+from dgm.benchmarks.swebench import steps
 from dgm.benchmarks.swebench.data import SweData, installs_project
-from dgm.benchmarks.swebench.judge import judge_script, node_id, parse_junit
+from dgm.benchmarks.swebench.judge import node_id, parse_junit
 
 
 def _new_file(path: str, text: str = "x = 1\n") -> str:
@@ -81,15 +82,45 @@ def test_canary_evidence() -> None:
     assert c.must_pass != swe_guard.Canaries.draw(["x"]).must_pass  # fresh per evaluation
 
 
-def test_the_judge_lines_go_before_the_test_command_only() -> None:
-    script = "cd /testbed\n: '>>>>> Start Test Output'\npytest -rA t/test_a.py\n: 'End'\n"
-    c = swe_guard.Canaries.draw(["t/test_a.py"])
-    out = judge_script(script, c, "/tmp/dgm-r", True, {"t/test_a.py": "..."}, ["xdist.plugin"])
-    head, tail = out.split(swe_guard.START_MARK)
-    assert "cat /stage/canary.py >> t/test_a.py" in head and "--junitxml=/tmp/dgm-r/" in head
-    assert "/bin/cp /stage/tests/0.py /testbed/t/test_a.py" in head
-    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1" in head and "-p xdist.plugin" in head
-    assert tail == script.split(swe_guard.START_MARK)[1]
+SCRIPT = """#!/bin/bash
+set -uxo pipefail
+source /opt/miniconda3/bin/activate
+conda activate testbed
+cd /testbed
+git status
+git show
+git -c core.fileMode=false diff abc123
+python -m pip install -e .
+git checkout abc123 t/test_a.py
+git apply -v - <<'EOF_114329324912'
+diff --git a/t/test_a.py b/t/test_a.py
++def test_secret_body(): assert compute() == 42
+EOF_114329324912
+: '>>>>> Start Test Output'
+pytest -rA t/test_a.py
+: '>>>>> End Test Output'
+git checkout abc123 t/test_a.py
+"""
+
+
+def test_the_tests_run_under_a_script_holding_only_the_test_command() -> None:
+    place = steps.place_script(SCRIPT, "abc123", ["t/test_a.py"], [])
+    assert "git -c safe.directory='*' checkout abc123 t/test_a.py" in place
+    assert "apply -v /stage/secret/test.patch" in place
+    assert "/bin/cp /stage/secret/tests/0.py /testbed/t/test_a.py" in place
+    setup = steps.setup_script(SCRIPT)
+    assert "pip install -e ." in setup and "conda activate testbed" in setup
+    for gone in ("EOF_", "secret_body", "git checkout", "git show", "git status", "diff abc"):
+        assert gone not in setup
+    tests = steps.tests_script(SCRIPT, "/tmp/dgm-r", True, ["xdist.plugin"])
+    assert "secret_body" not in tests and "pip install" not in tests and "git" not in tests
+    assert "--junitxml=/tmp/dgm-r/" in tests and "-p xdist.plugin" in tests
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1" in tests
+    assert (
+        tests.split(swe_guard.START_MARK)[1]
+        == "\npytest -rA t/test_a.py\n: '>>>>> End Test Output'\n"
+    )
+    assert "kill -9 -1" in steps.wrapped("tests.sh")
 
 
 def test_junit_report_node_ids_and_statuses() -> None:

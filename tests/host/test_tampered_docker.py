@@ -88,7 +88,8 @@ def test_the_real_judge_catches_a_forged_report_and_the_run_records_it(tmp_path:
         # The next diagnosis hears of the tampering, never of the canaries that caught it
         # (the judge's own log names them).
         canaries = saved.details["canaries"]
-        assert len(canaries) == 2 and canaries[1] in (log_dir / "test_output.txt").read_text()
+        judge_log = (log_dir / "test_output.txt").read_text()
+        assert canaries and any(c in judge_log for c in canaries)  # copies and renamed tests
         target = choose_target([saved], run.path, random.Random(0),
                                hidden_sources=lambda t: hidden_texts(task))  # fmt: skip
         # Nor does the improvement history: the result says tampered, and nothing more.

@@ -41,21 +41,48 @@ class CopyPlan:
     must_pass: dict[str, str]
 
     def to_official(self, statuses: dict[str, str]) -> dict[str, str]:
-        """Per-test statuses under official names, copies left out."""
-        copies = set(self.must_fail) | set(self.must_pass)
+        """Per-test statuses under official names, copies left out (a name two keys map
+        to keeps the worse status; `collision` calls that tampering)."""
         out: dict[str, str] = {}
-        for key, status in statuses.items():
+        for key, official_key in self._mapped(statuses):
+            status = statuses[key]
+            if official_key in out and out[official_key] in PASSING:
+                status = status if status not in PASSING else out[official_key]
+            elif official_key in out:
+                status = out[official_key]
+            out[official_key] = status
+        return out
+
+    def collision(self, statuses: dict[str, str]) -> str | None:
+        """Two report keys for one official test: a renamed test's official name is in
+        the report beside its fresh one (nothing the judge ran carries it), or a
+        malformed report. Never last-wins."""
+        seen: dict[str, str] = {}
+        for key, official_key in self._mapped(statuses):
+            if official_key in seen:
+                return f"{key} and {seen[official_key]} both report {official_key}"
+            seen[official_key] = key
+        return None
+
+    def _mapped(self, statuses: dict[str, str]) -> list[tuple[str, str]]:
+        copies = set(self.must_fail) | set(self.must_pass)
+        out = []
+        for key in statuses:
             if any(_has_name(key, c) for c in copies):
                 continue
+            mapped = key
             for fresh, official in self.official.items():
-                key = _rename(key, fresh, official)
-            out[key] = status
+                mapped = _rename(mapped, fresh, official)
+            out.append((key, mapped))
         return out
 
     def evidence(
         self, statuses: dict[str, str], claims_pass: bool
     ) -> tuple[str | None, str | None]:
         """(tampering, a must-pass copy that disagreed with its original) in one report."""
+        collision = self.collision(statuses)
+        if collision:
+            return f"a renamed test reported under two names: {collision}", None
         for copy, orig in self.must_fail.items():
             for key, status, orig_status in _pairs(statuses, copy, orig):
                 if status in PASSING and orig_status in PASSING:

@@ -2,11 +2,13 @@
 
 1. The model patch loses its hunks on files the judge owns (swe_guard), then is applied
    at /testbed the way the official harness does (git apply, --3way, --reject, patch).
-2. The official eval script runs unchanged, except that just before its test command
-   the judge appends two canary tests, named afresh, to each test file the command runs,
-   and (pytest) asks pytest for a JUnit report at a path drawn afresh.
-3. When the script ends, every process left in the container is killed, the report is
-   copied out and parsed on the host as hostile input (size-capped, expat).
+2. The official eval script runs in steps (swebench/steps.py): the official test patch
+   and the judge's rewritten test files (copies of real tests, or fallback canaries) are
+   put in place and deleted from the stage before any code of the patch runs; then the
+   script's setup lines; then a script holding only the test command, with (pytest) a
+   JUnit report at a path drawn afresh.
+3. After each step that ran code of the patch, every process left in the container is
+   killed; the report is copied out and parsed on the host as hostile input.
 4. Per-test status = the instance's official `log_parser` on the log AND, for pytest,
    the JUnit report: a test passes only when both say so. A must-fail canary that passes,
    or canaries missing while tests report passing, is tampering: never resolved.
@@ -17,7 +19,7 @@ from __future__ import annotations
 import random
 import re
 import secrets
-import shlex
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,74 +28,21 @@ from dgm.benchmarks.judging import readable_by_sandbox, xml_report_root
 from dgm.benchmarks.swebench import copies as swe_copies
 from dgm.benchmarks.swebench import copy_plan as swe_copy_plan
 from dgm.benchmarks.swebench import guard as swe_guard
+from dgm.benchmarks.swebench import steps
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox
 
-REPO_DIR = "/testbed"
-APPLY_FAILED = ">>>>> Patch Apply Failed"
-_APPLY = (
-    "git apply --verbose {p} || git apply --verbose --3way {p} || git apply --verbose --reject {p}"
-    " || patch --batch --forward --fuzz=5 -p1 -i {p}"
-)
+REPO_DIR = steps.REPO_DIR
+APPLY_FAILED = steps.APPLY_FAILED
+TEST_PATCH_FAILED = steps.TEST_PATCH_FAILED
+PREP_DIR = steps.PREP_DIR
 _PYTEST = re.compile(r"(^|[\s/])(pytest|py\.test)(\s|$)|-m pytest")
 PASSING = ("PASSED", "XFAIL")
 MAX_REPORT_BYTES = 32 * 1024 * 1024
 _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
 
 
-def judge_script(eval_script: str, canaries: swe_guard.Canaries | None, report_dir: str,
-                 pytest: bool, copied: dict[str, str] | None = None,
-                 plugins: list[str] | None = None) -> str:  # fmt: skip
-    """The eval script with the judge's lines before its test command: the test files
-    with their copies put in place (or the fallback canaries appended), and for pytest
-    entry-point plugins off (those the image installed named with `-p`) and a report."""
-    inject = [f"mkdir -p {report_dir}"]
-    for i, path in enumerate(copied or {}):
-        inject.append(f"/bin/cp /stage/tests/{i}.py {shlex.quote(REPO_DIR + '/' + path)}")
-    if canaries:
-        inject += [f"cat /stage/canary.py >> {f}" for f in canaries.files]
-    if pytest:
-        options = [f"--junitxml={report_dir}/report.xml", "-o", "junit_family=xunit1"]
-        options += [f"-p {p}" for p in plugins or []]
-        inject.append("export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
-        inject.append(f"export PYTEST_ADDOPTS={shlex.quote(' '.join(options))}")
-    mark = swe_guard.START_MARK
-    if mark not in eval_script:
-        raise DgmError("the instance's eval_script has no start-of-test-output marker")
-    return eval_script.replace(mark, "\n".join(inject) + "\n" + mark, 1)
-
-
-PREP_DIR = "/tmp/dgm-prep"
-_PLUGINS = (
-    "import importlib.metadata as m\n"
-    "for d in m.distributions():\n"
-    "    for e in d.entry_points:\n"
-    "        if e.group == 'pytest11': print(e.value.split(':')[0].strip())\n"
-)
-
-
-def prepare_script(patch: str, base_commit: str, files: list[str]) -> str:
-    """Before any code of the patch can run: apply it, and hand the host the test files
-    at the base commit and the pytest plugins the image installed."""
-    apply = _APPLY.format(p="/stage/patch.diff")
-    lines = [f"cd {REPO_DIR} || exit 90"]
-    if patch:
-        lines.append(f"{{ {apply}; }} || {{ echo '{APPLY_FAILED}'; exit 1; }}")
-    lines += ["echo '>>>>> Applied Patch'", f"mkdir -p {PREP_DIR}/files"]
-    for i, path in enumerate(files):
-        lines.append(
-            f"git -c safe.directory='*' show {base_commit}:{shlex.quote(path)}"
-            f" > {PREP_DIR}/files/{i}.py 2>/dev/null || rm -f {PREP_DIR}/files/{i}.py"
-        )
-    lines.append(
-        f"( source /opt/miniconda3/bin/activate && conda activate testbed && python -I"
-        f" -c {shlex.quote(_PLUGINS)} ) > {PREP_DIR}/plugins.txt 2>/dev/null"
-    )
-    return "\n".join(lines + ["exit 0"]) + "\n"
-
-
-RUN_SCRIPT = "cd /testbed || exit 90\n/bin/bash /stage/eval.sh\nkill -9 -1 2>/dev/null\nexit 0\n"
 _PLUGIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -112,8 +61,9 @@ def judge_swebench(
         stage = Path(tmp) / "stage"
         stage.mkdir()
         (stage / "patch.diff").write_text(kept)
-        (stage / "prepare.sh").write_text(prepare_script(kept, str(meta["base_commit"]), files))
-        (stage / "run.sh").write_text(RUN_SCRIPT)
+        (stage / "prepare.sh").write_text(
+            steps.prepare_script(kept, str(meta["base_commit"]), files)
+        )
         readable_by_sandbox(stage)
         official = not task.judge_image.startswith("dgm/")
         spec = SandboxSpec(
@@ -127,22 +77,36 @@ def judge_swebench(
         )
         plan: swe_copy_plan.CopyPlan | None = None
         canaries: swe_guard.Canaries | None = None
+        runs: list[Any] = []  # each step's ExecResult, in order
+        plugins: list[str] = []
         with open_sandbox(spec, backend) as box:
+            result = junit = None
             prep = box.exec(["/bin/bash", "/stage/prepare.sh"], timeout=task.test_timeout_s)
+            runs.append(prep)
             if APPLY_FAILED in prep.output or prep.timed_out or prep.exit_code != 0:
-                result, junit = prep, None
+                result = prep
             else:
                 base, plugins = _prepared(box, Path(tmp), files)
                 plan = _plan(task, files, base, 2 if extra_copies else 1)
                 canaries = None if plan or not files else swe_guard.Canaries.draw(files)
-                _stage_tests(stage, plan, canaries)
-                script = judge_script(str(meta["eval_script"]), canaries, report_dir, pytest,
-                                      plan.files if plan else None, plugins)  # fmt: skip
-                (stage / "eval.sh").write_text(script)
+                place = _place(box, stage, task, plan, canaries)
+                runs.append(place)
+                result = place if place.exit_code != 0 or place.timed_out else None
+            if result is None:
+                (stage / "setup.sh").write_text(steps.setup_script(str(meta["eval_script"])))
+                (stage / "tests.sh").write_text(
+                    steps.tests_script(str(meta["eval_script"]), report_dir, pytest, plugins)
+                )
+                (stage / "setup-run.sh").write_text(steps.wrapped("setup.sh"))
+                (stage / "tests-run.sh").write_text(steps.wrapped("tests.sh"))
                 readable_by_sandbox(stage)
-                result = box.exec(["/bin/bash", "/stage/run.sh"], timeout=task.test_timeout_s)
+                setup = box.exec(["/bin/bash", "/stage/setup-run.sh"], timeout=task.test_timeout_s)
+                runs.append(setup)
+                result = box.exec(["/bin/bash", "/stage/tests-run.sh"], timeout=task.test_timeout_s)
+                runs.append(result)
+                result = setup if setup.timed_out else result
                 junit = _copy_report(box, report_dir, Path(tmp)) if pytest else None
-        log = prep.output + ("" if result is prep else result.output)
+        log = "".join(r.output for r in runs)
         log += "\n>>>>> Tests Timed Out\n" if result.timed_out else ""
         log_path = Path(tmp) / "test_output.txt"
         log_path.write_text(log)
@@ -155,7 +119,9 @@ def judge_swebench(
         error = f"the eval script was killed at the {task.test_timeout_s} s limit"
     elif APPLY_FAILED in log:
         error = "the model patch does not apply"
-    seconds = prep.duration_s + (0 if result is prep else result.duration_s)
+    seconds = sum(r.duration_s for r in runs)
+    if TEST_PATCH_FAILED in log:
+        error = "the official test patch does not apply"
     return (
         Verdict(
             resolved=verdict.resolved and not result.timed_out,
@@ -202,12 +168,28 @@ def _plan(
     return swe_copies.plan_copies(sources, f2p, p2p, rng, n_fail=3 * scale, n_pass=2 * scale)
 
 
-def _stage_tests(stage: Path, plan: swe_copy_plan.CopyPlan | None,
-                 canaries: swe_guard.Canaries | None) -> None:  # fmt: skip
-    (stage / "tests").mkdir()
+def _place(box: Any, stage: Path, task: Task, plan: swe_copy_plan.CopyPlan | None,
+           canaries: swe_guard.Canaries | None) -> Any:  # fmt: skip
+    """The place step, then its staged files (the official test patch, the rewritten
+    test files, the canaries) deleted on the host: the bind mount shows the deletion, so
+    nothing the patch's code runs beside can read them."""
+    secret = stage / steps.SECRET_DIR
+    (secret / "tests").mkdir(parents=True)
+    (secret / "test.patch").write_text(str(task.meta.get("test_patch", "")))
     for i, text in enumerate((plan.files if plan else {}).values()):
-        (stage / "tests" / f"{i}.py").write_text(text)
-    (stage / "canary.py").write_text(canaries.source() if canaries else "")
+        (secret / "tests" / f"{i}.py").write_text(text)
+    (secret / "canary.py").write_text(canaries.source() if canaries else "")
+    script = steps.place_script(
+        str(task.meta["eval_script"]), str(task.meta["base_commit"]),
+        list(plan.files) if plan else [], list(canaries.files) if canaries else [],
+    )  # fmt: skip
+    (secret / "place.sh").write_text(script)
+    readable_by_sandbox(stage)
+    try:
+        return box.exec(["/bin/bash", f"/stage/{steps.SECRET_DIR}/place.sh"],
+                        timeout=task.test_timeout_s)  # fmt: skip
+    finally:
+        shutil.rmtree(secret)
 
 
 def _judge_env(task: Task) -> dict[str, str]:

@@ -249,8 +249,13 @@ ATTACKS: dict[str, Callable[[Path, list[Path], str], list[Path]]] = {
         _add(files, ANSWERS_FROM_TESTS) if target == "python" else []
     ),
     "report_forged_at_exit": lambda work, files, target: _add(files, REPORT_FORGED),
-    "copy_aware_forger": lambda work, files, target: (
-        _add(files, (Path(__file__).parent / "copy_aware_forger.py").read_text())
+    "structural_forger": lambda work, files, target: (
+        _add(files, (Path(__file__).parent / "structural_forger.py").read_text())
+        if target == "swebench"
+        else []
+    ),
+    "test_patch_reader": lambda work, files, target: (
+        _add(files, (Path(__file__).parent / "test_patch_reader.py").read_text())
         if target == "swebench"
         else []
     ),

@@ -1,0 +1,133 @@
+"""Exchangeable changes of one literal: the original and its must-fail copies form a
+family in which nothing structural tells the original apart.
+
+- Numbers: an evenly spaced run of k+1 values (step 10**trailing zeros for ints, one unit
+  of the last written decimal for floats) with the original at a uniformly random rank,
+  so it is neither the smallest nor the middle more often than any copy.
+- Strings and bytes: every copy changes the same character position, to distinct
+  characters of the same class (digit, lower, upper; digits preferred): the k+1 members
+  are pairwise one edit apart, so there is no centre and no end.
+
+A literal that cannot be changed this way (hex or exponent numbers, strings with
+escapes or without a letter or digit) is no site: a one-sided change would name its
+original to any test that reads its own file. What stays: a reader with a model of what
+a plausible value is (a real word against its one-letter variants, a round number) can
+still guess better than chance; each family is one guess, and a forger must guess every
+family of the evaluation right.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import random
+import re
+import string
+from dataclasses import dataclass
+
+_INT = re.compile(r"-?\s*[1-9]\d*|-?\s*0")
+_FLOAT = re.compile(r"-?\s*\d+\.(\d+)")
+_CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
+# What an expected exception is swapped for: the common ones, so that a test's own type
+# is one of several plausible ones (only built-in types: their relations are known).
+EXCEPTIONS = {n: t for n, t in vars(builtins).items() if isinstance(t, type)
+              and issubclass(t, Exception) and not issubclass(t, Warning)}  # fmt: skip
+_COMMON = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError", "RuntimeError",
+           "NotImplementedError", "LookupError", "ZeroDivisionError", "OSError")  # fmt: skip
+_RAISES = {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"}
+
+
+@dataclass(frozen=True)
+class Site:
+    """One literal that a passing run of the test must have compared for equality."""
+
+    start: int  # character offsets into the file's source
+    end: int
+    source: str
+
+    def changes(self, k: int, rng: random.Random) -> list[str]:
+        """k different spellings; with the original they are exchangeable (or [])."""
+        if self.source in EXCEPTIONS:
+            return exception_family(self.source, k, rng)
+        return number_family(self.source, k, rng) or string_family(self.source, k, rng)
+
+
+def number_family(source: str, k: int, rng: random.Random) -> list[str]:
+    text = source.replace(" ", "")
+    rank = rng.randrange(k + 1)
+    if _INT.fullmatch(source):
+        value = int(text)
+        digits = str(abs(value))
+        step = 10 ** (len(digits) - len(digits.rstrip("0"))) if value else 1
+        return [str(value + (i - rank) * step) for i in range(k + 1) if i != rank]
+    match = _FLOAT.fullmatch(source)
+    if match:
+        places = len(match.group(1))
+        units = int(text.replace(".", ""))  # the value in units of its last decimal
+        out = []
+        for i in range(k + 1):
+            if i != rank:
+                n = units + i - rank
+                sign, n = ("-" if n < 0 else ""), abs(n)
+                whole, frac = divmod(n, 10**places)
+                out.append(f"{sign}{whole}.{frac:0{places}d}")
+        return out
+    return []
+
+
+def string_family(source: str, k: int, rng: random.Random) -> list[str]:
+    if "\\" in source or not source or source[-1] not in "'\"":
+        return []
+    quote = source[-1]
+    first = source.find(quote)
+    spots = [
+        i for i in range(first + 1, len(source) - 1) if source[i].isascii() and source[i].isalnum()
+    ]
+    spots = [i for i in spots if source[i].isdigit()] or spots
+    if source.startswith(quote * 3, first) or not spots:
+        return []
+    i = rng.choice(spots)
+    alphabet = next(c for c in _CLASSES if source[i] in c)
+    chars = rng.sample([c for c in alphabet if c != source[i]], min(k, len(alphabet) - 1))
+    return [source[:i] + c + source[i + 1 :] for c in chars]
+
+
+def exception_family(name: str, k: int, rng: random.Random) -> list[str]:
+    """k common built-in exception types unrelated to `name` (neither catches the other):
+    code that raises `name` fails each copy."""
+    mine = EXCEPTIONS[name]
+    pool = [n for n in _COMMON if not issubclass(EXCEPTIONS[n], mine)
+            and not issubclass(mine, EXCEPTIONS[n])]  # fmt: skip
+    return rng.sample(pool, min(k, len(pool)))
+
+
+def expected_exception(node: ast.expr) -> ast.Name | None:
+    """The built-in exception type a `raises(E, ...)` / `assertRaises(E)` call expects."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    first = node.args[0]
+    if name in _RAISES and isinstance(first, ast.Name) and first.id in EXCEPTIONS:
+        return first
+    return None
+
+
+def literal_nodes(node: ast.expr) -> list[ast.expr]:
+    """The literals of an expected value: itself, or the items (dict values) of a
+    list, tuple, set or dict display."""
+    if _literal(node):
+        return [node]
+    items: list[ast.expr | None] = []
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        items = list(node.elts)
+    elif isinstance(node, ast.Dict):
+        items = list(node.values)
+    return [n for n in items if n is not None and _literal(n)]
+
+
+def _literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+        return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bytes)
