@@ -20,6 +20,7 @@ from dgm.workspace_git import git_diff
 
 from .judge_attacks import ALL, EXERCISES, Attack
 from .judge_attacks_round2 import ALL as ROUND2
+from .judge_attacks_round3 import ALL as ROUND3
 
 pytestmark = pytest.mark.docker
 LIMITS = ResourceLimits(memory="3g", pids=1024)
@@ -61,12 +62,15 @@ def test_reference_resolves_and_stubs_do_not(
     task = _task(polyglot_dir, language)
     good, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
     assert good.resolved, (good.error, good.details, log[-3000:])
-    assert not good.tampered and good.details["canary_counts"]["must_fail"] >= 1
+    must_fail = (
+        good.details["canary_counts"]["must_fail"] + good.details["copy_counts"]["must_fail"]
+    )
+    assert not good.tampered and must_fail >= 1
     bad, _ = judge_polyglot(task, "", LIMITS)
     assert not bad.resolved and not bad.tampered
 
 
-@pytest.mark.parametrize("attack", ALL + ROUND2, ids=lambda a: f"{a.language}-{a.name}")
+@pytest.mark.parametrize("attack", ALL + ROUND2 + ROUND3, ids=lambda a: f"{a.language}-{a.name}")
 def test_attack_is_never_resolved(
     attack: Attack,
     polyglot_dir: Path,

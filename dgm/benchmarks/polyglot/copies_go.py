@@ -1,12 +1,12 @@
 """Must-fail copies of Go tests (see copies_text): a table test gets a renamed copy of its
 table with one expected field changed; a test that binds `want`/`expected` to a literal
-gets that literal changed; any other test its first failing check inverted (Go's test
-sources are gone before the tests run, and no agent file may embed them)."""
+gets that literal changed; any other test none."""
 
 from __future__ import annotations
 
 import re
 import secrets
+from dataclasses import dataclass
 
 from dgm.benchmarks.polyglot.copies import NameGen
 from dgm.benchmarks.polyglot.copies_scan import (
@@ -23,41 +23,60 @@ _GO_RANGE = re.compile(r"for\s+_?\s*,\s*(\w+)\s*:=\s*range\s+(\w+)\s*\{")
 _GO_FIELD = re.compile(r"(?i)^(?:expect\w*|want\w*|output\w*|result\w*|answer|exp)$")
 
 
-def mutate_go(text: str, chunk: str, names: NameGen) -> tuple[str, str, str] | None:
+@dataclass(frozen=True)
+class Mutant:
+    """A must-fail copy of a test: its text, what changed, and for a Go table test the
+    table it ranges over and the changed copy of that table's declaration."""
+
+    body: str
+    how: str
+    table: str = ""
+    decl: str = ""
+
+
+def mutate_go(text: str, chunk: str, names: NameGen, k: int = 1,
+              context: str = "") -> list[Mutant]:  # fmt: skip
+    """Up to k must-fail copies of a Go test, all changing the same value: a field of its
+    table (declared inside the test, or in a test file of the package, `context`: then
+    the copy ranges over a changed copy of the table, named like the real one, placed
+    with it, see layout.go_tables), else a literal a
+    `want`/`expected` is bound to. A test with neither gets none (an inverted check would
+    be a form the file never uses)."""
     found = _GO_RANGE.search(chunk)
     if found:
         var, table = found.group(1), found.group(2)
         fields = {f for f in re.findall(rf"\b{var}\.(\w+)", chunk) if _GO_FIELD.match(f)}
         if fields and re.search(rf"\b{table}\s*:=", chunk):  # a table inside the test
-            changed = _change_field(chunk, fields)
+            changed = _change_field(chunk, fields, k)
             if changed:
-                return (*changed, "")
-        decl = re.search(rf"^var\s+{table}\s*=", text, re.MULTILINE)
-        if decl and fields:
-            end = _go_decl_end(text, decl.end())
-            changed = _change_field(text[decl.start() : end], fields) if end > 0 else None
-            if changed:
-                new_name = "test" + names.token().capitalize()
-                source = re.sub(rf"^var\s+{table}\b", f"var {new_name}", changed[0], count=1)
-                body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
-                return body, changed[1], source + "\n\n"
+                return [Mutant(body, how) for body, how in changed]
+        where = decl_span(text, table) or decl_span(context, table)
+        home = text if decl_span(text, table) else context
+        changed = _change_field(home[where[0] : where[1]], fields, k) if where and fields else []
+        out = []
+        for source, how in changed:
+            new_name = "test" + names.token().capitalize()
+            source = re.sub(rf"^var\s+{table}\b", f"var {new_name}", source, count=1)
+            body = re.sub(rf"\brange\s+{table}\b", f"range {new_name}", chunk, count=1)
+            out.append(Mutant(body, how, table, source))
+        if out:
+            return out
     for m in BOUND.finditer(masked("go", chunk)):
         if used_as_input("go", chunk, m.group(1), m.end()):
             continue
         end = initializer_end("go", chunk, m.end())
         for lo, hi in outside_calls("go", chunk, m.end(), end):
-            changed = change_literal("go", chunk, lo, hi)
+            changed = change_literal("go", chunk, lo, hi, k)
             if changed:
-                return (*changed, "")
-    check = _GO_CHECK.search(masked("go", chunk))
-    if check:  # no value to change: the first failing check inverted
-        cond = chunk[check.start(1) : check.end(1)]
-        body = chunk[: check.start(1)] + f"!({cond})" + chunk[check.end(1) :]
-        return body, f"inverted if {cond.strip()}", ""
-    return None
+                return [Mutant(body, how) for body, how in changed]
+    return []
 
 
-_GO_CHECK = re.compile(r"\bif\s+([^{};\n]+?)\s*\{\s*\n\s*t\.(?:Errorf?|Fatalf?)\(")
+def decl_span(text: str, table: str) -> tuple[int, int] | None:
+    """Where the package-level declaration of `table` is in `text`."""
+    decl = re.search(rf"^var\s+{table}\s*=", text, re.MULTILINE)
+    end = _go_decl_end(text, decl.end()) if decl else -1
+    return (decl.start(), end) if decl and end > 0 else None
 
 
 def _go_decl_end(text: str, at: int) -> int:
@@ -69,7 +88,7 @@ def _go_decl_end(text: str, at: int) -> int:
     return end
 
 
-def _change_field(source: str, fields: set[str]) -> tuple[str, str] | None:
+def _change_field(source: str, fields: set[str], k: int) -> list[tuple[str, str]]:
     """`source` with the literal value of one `field: value` line changed, or of the
     field's place in one positional entry (`{"1", 1, false},`)."""
     pattern = rf"^\s*(?:{'|'.join(sorted(fields))})\s*:\s*"
@@ -79,10 +98,10 @@ def _change_field(source: str, fields: set[str]) -> tuple[str, str] | None:
     if not sites and not re.search(pattern, source, re.MULTILINE):
         sites = _positional_sites(source, fields)
     for lo, hi in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
-        changed = change_literal("go", source, lo, hi)
+        changed = change_literal("go", source, lo, hi, k)
         if changed:
             return changed
-    return None
+    return []
 
 
 _ERROR_FIELD = re.compile(r"(?i)^\s*\w*(?:err|panic|fail|invalid)\w*\s*:\s*(.+?),?\s*$",

@@ -15,23 +15,21 @@ import copy
 import secrets
 from typing import Any
 
+from dgm.benchmarks.polyglot import variants
 from dgm.benchmarks.polyglot.canaries import parse_python
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
     MUST_PASS,
     REAL,
-    TRIES,
     Entry,
     NameGen,
     copyable,
-    mutate_string_body,
     pick_copies,
 )
 
 _EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertDictEqual", "assertIs",
           "assertTupleEqual", "assertSetEqual", "assertMultiLineEqual",
           "assertSequenceEqual"}  # fmt: skip
-_NO = object()
 _Func = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -42,6 +40,8 @@ def _key(cls: str, name: str) -> str:
 def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     tree = parse_python(text)
     entries: list[Entry] = []
+    variants.NUMBERS.set(_expected_numbers(tree))
+    variants.STRINGS.set(_expected_strings(tree))
     containers: list[ast.Module | ast.ClassDef] = [tree]
     containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
     for node in containers:
@@ -53,22 +53,20 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
         tests: list[Any] = [node.body[i] for i in slots]
         originals = [_key(cls, t.name) for t in tests]
         able = [i for i, t in enumerate(tests) if copyable(ast.unparse(t))]
-        mutable = [i for i in able if mutate(copy.deepcopy(tests[i])) is not None]
+        mutable = [i for i in able if mutate(tests[i]) is not None]
         passing, failing = pick_copies(able, mutable)
         out = []
         for i, test in enumerate(tests):
             test.name = names.name("python")
             entries.append(Entry(_key(cls, test.name), originals[i], REAL))
             out.append(test)
-        made: set[str] = set()
-        for i, kind in [(i, MUST_PASS) for i in passing] + [(i, MUST_FAIL) for i in failing]:
-            twin, how = copy.deepcopy(tests[i]), ""
-            if kind == MUST_FAIL:
-                twin, how = _distinct_mutant(tests[i], made)
-                if twin is None:
-                    continue
+        copies = [(i, MUST_PASS, copy.deepcopy(tests[i]), "") for i in passing]
+        for i in sorted(set(failing)):
+            made = mutants(tests[i], failing.count(i))
+            copies += [(i, MUST_FAIL, twin, how) for twin, how in made]
+        for i, kind, twin, how in copies:
             twin.name = names.name("python")
-            entries.append(Entry(_key(cls, twin.name), originals[i], kind, how or ""))
+            entries.append(Entry(_key(cls, twin.name), originals[i], kind, how))
             out.append(twin)
         out.sort(key=lambda _t: secrets.randbelow(1 << 30))
         first = slots[0]
@@ -79,37 +77,66 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     return ast.unparse(tree) + "\n", entries
 
 
-def _distinct_mutant(test: Any, made: set[str]) -> tuple[Any, str]:
-    """A changed copy of `test` unlike any made before (None when none is found)."""
-    for _ in range(TRIES):
-        twin = copy.deepcopy(test)
-        how = mutate(twin)
-        text = ast.dump(twin)
-        if how and text not in made:
-            made.add(text)
-            return twin, how
-    return None, ""
+def mutants(test: Any, k: int) -> list[tuple[Any, str]]:
+    """Up to k changed copies of `test`, all changing the same literal expected value, the
+    k+1 values drawn as one set (polyglot_variants): [] when it has none to change."""
+    sites = _sites(test)
+    for index in sorted(range(len(sites)), key=lambda _i: secrets.randbelow(1 << 30)):
+        holder, field, position, form = sites[index]
+        node = getattr(holder, field)[position] if position is not None else getattr(holder, field)
+        value = ast.literal_eval(node)
+        if form == "assertIs" and not isinstance(value, bool):
+            continue
+        found = [v for v in variants.python_value(value, k) if v != value]
+        if not found:
+            continue
+        out = []
+        for new in found:
+            _put((holder, field, position), ast.parse(repr(new), mode="eval").body)
+            out.append((copy.deepcopy(test), f"expected {value!r} -> {new!r}"))
+        _put((holder, field, position), node)
+        return out
+    return []
+
+
+def _put(where: tuple[ast.AST, str, int | None], node: ast.AST) -> None:
+    holder, field, position = where
+    if position is None:
+        setattr(holder, field, node)
+    else:
+        getattr(holder, field)[position] = node
 
 
 def mutate(fn: ast.AST) -> str | None:
-    """Change one literal expected value in `fn` (in place); what changed, or None."""
-    sites = _sites(fn)
-    for index in sorted(range(len(sites)), key=lambda _i: secrets.randbelow(1 << 30)):
-        holder, field, position, is_call = sites[index]
-        node = getattr(holder, field)[position] if position is not None else getattr(holder, field)
-        value = ast.literal_eval(node)
-        if is_call == "assertIs" and not isinstance(value, bool):
-            continue
-        new = mutate_value(value)
-        if new is _NO or new == value:
-            continue
-        replacement = ast.parse(repr(new), mode="eval").body
-        if position is None:
-            setattr(holder, field, replacement)
-        else:
-            getattr(holder, field)[position] = replacement
-        return f"expected {value!r} -> {new!r}"
-    return None
+    """Whether `fn` has a literal expected value a must-fail copy can change."""
+    return "" if mutants(fn, 1) else None
+
+
+def _expected_numbers(tree: ast.AST) -> tuple[str, ...]:
+    """Every number (nested ones too) in a literal expected value of the file's tests:
+    what a changed number is drawn from (polyglot_variants)."""
+    found = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, _Func) and fn.name.startswith("test"):
+            for holder, field, position, _ in _sites(fn):
+                node = getattr(holder, field)
+                node = node[position] if position is not None else node
+                found += [repr(c.value) for c in ast.walk(node) if isinstance(c, ast.Constant)
+                          and type(c.value) in (int, float) and c.value >= 0]  # fmt: skip
+    return tuple(found)
+
+
+def _expected_strings(tree: ast.AST) -> tuple[tuple[str, str], ...]:
+    """("", each string) in the literal expected values of the file's tests."""
+    found = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, _Func) and fn.name.startswith("test"):
+            for holder, field, position, _ in _sites(fn):
+                node = getattr(holder, field)
+                node = node[position] if position is not None else node
+                found += [("", c.value) for c in ast.walk(node)
+                          if isinstance(c, ast.Constant) and type(c.value) is str]  # fmt: skip
+    return tuple(found)
 
 
 def _literal(node: ast.AST) -> bool:
@@ -155,37 +182,3 @@ def _sites(fn: ast.AST) -> list[tuple[ast.AST, str, int | None, str]]:
             if isinstance(arg, ast.Name) and arg.id in bound and not literal:
                 sites.append((bound[arg.id], "value", None, form))
     return sites
-
-
-def mutate_value(value: Any) -> Any:
-    """A different value of the same shape, or _NO when there is none to make."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        delta = 1 + secrets.randbelow(9)
-        return value - delta if value >= 10 else value + delta
-    if isinstance(value, float):
-        return value + 1.0 + abs(value)
-    if isinstance(value, str):
-        return mutate_string_body(value)
-    if isinstance(value, bytes):
-        return value + b"q"
-    if isinstance(value, (list, tuple)):
-        order = sorted(range(len(value)), key=lambda _i: secrets.randbelow(1 << 30))
-        for i in order:
-            new = mutate_value(value[i])
-            if new is not _NO:
-                changed = list(value)
-                changed[i] = new
-                return type(value)(changed)
-        return type(value)([*value, 0])
-    if isinstance(value, (set, frozenset)):
-        extra = mutate_value(max(value, key=repr)) if value else 0
-        return type(value)([*value, extra]) if extra not in value else _NO
-    if isinstance(value, dict):
-        for k in sorted(value, key=lambda _k: secrets.randbelow(1 << 30)):
-            new = mutate_value(value[k])
-            if new is not _NO:
-                return {**value, k: new}
-        return _NO
-    return _NO

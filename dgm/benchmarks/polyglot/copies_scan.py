@@ -7,7 +7,7 @@ import re
 import secrets
 from collections.abc import Iterator
 
-from dgm.benchmarks.polyglot.copies import mutate_number, mutate_string_body
+from dgm.benchmarks.polyglot import variants
 
 _STRING = {
     "go": r'"(?:\\.|[^"\\\n])*"|`[^`]*`',
@@ -65,9 +65,17 @@ BOUND = re.compile(r"\b(?:const|let|var|auto|final)?\s*(?:[\w:<>,\s]+\s)?"
 a comparison (`expected == f(x)`: its right side holds the inputs)."""
 
 
-def change_literal(language: str, chunk: str, lo: int, hi: int) -> tuple[str, str] | None:
-    """`chunk` with one string/number/char literal in [lo, hi) changed."""
-    found = [t for t in tokens(language, chunk, lo, hi) if t.lastgroup in ("str", "num", "chr")]
+_BOOL = re.compile(r"(?<![\w.])(?P<bool>true|false)(?![\w(])")
+_FLIP = {"true": "false", "false": "true"}
+
+
+def change_literal(language: str, chunk: str, lo: int, hi: int,
+                   k: int = 1) -> list[tuple[str, str]]:  # fmt: skip
+    """Up to k copies of `chunk`, each with the same string/number/char literal in
+    [lo, hi) changed, the values drawn as one set (polyglot_variants); [] when none."""
+    found: list[re.Match] = [t for t in tokens(language, chunk, lo, hi)
+                             if t.lastgroup in ("str", "num", "chr")]  # fmt: skip
+    found += list(_BOOL.finditer(masked(language, chunk), lo, hi))
     for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
         literal = tok.group(0)
         after = chunk[tok.end() :].lstrip(" \t")
@@ -75,22 +83,35 @@ def change_literal(language: str, chunk: str, lo: int, hi: int) -> tuple[str, st
             continue  # a map key: another key may collide with it
         if chunk[: tok.start()].endswith("[") and re.match(r"\][\w\[]", chunk[tok.end() :]):
             continue  # an array type's length, not a value
-        if tok.lastgroup == "num":
-            new = mutate_number(literal)
+        if tok.lastgroup == "bool":  # the other one: {true, false} tells nothing
+            new = [_FLIP[literal]]
+        elif tok.lastgroup == "num":
+            new = variants.number_literal(literal, k)
         elif tok.lastgroup == "chr":
             body = literal[1:-1]
-            new = f"'{mutate_string_body(body)[:1]}'" if len(body) == 1 and body.isalnum() else None
+            ok = len(body) == 1 and body.isalnum()
+            new = [f"'{b}'" for b in variants.string_body(body, k)] if ok else []
         else:
             quote = re.match(r'^(b?r?#*)?("""|"|\'|`)', literal)
             if not quote or literal.startswith(("r", "br", "R")):
                 continue
             q = quote.group(2)
             inner = literal[len(quote.group(0)) : len(literal) - len(q)]
-            new = quote.group(0) + mutate_string_body(inner) + q
-        if new and new != literal:
-            changed = chunk[: tok.start()] + new + chunk[tok.end() :]
-            return changed, f"expected {literal} -> {new}"
-    return None
+            new = [quote.group(0) + b + q for b in variants.string_body(inner, k, quote.group(0))]
+        new = [n for n in new if n != literal]
+        if new:
+            return [(chunk[: tok.start()] + n + chunk[tok.end() :], f"expected {literal} -> {n}")
+                    for n in new]  # fmt: skip
+    return []
+
+
+def string_parts(literal: str) -> tuple[str, str] | None:
+    """(opening quote with prefix, body) of a string literal we may change (not raw)."""
+    quote = re.match(r'^(b?r?#*)?("""|"|\'|`)', literal)
+    if not quote or literal.startswith(("r", "br", "R")):
+        return None
+    q = quote.group(2)
+    return quote.group(0), literal[len(quote.group(0)) : len(literal) - len(q)]
 
 
 def initializer_end(language: str, chunk: str, start: int) -> int:

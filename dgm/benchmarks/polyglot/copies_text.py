@@ -20,18 +20,18 @@ import secrets
 from dataclasses import dataclass
 
 from dgm.benchmarks.polyglot import copies_scan as scan
+from dgm.benchmarks.polyglot import layout, variants
 from dgm.benchmarks.polyglot.canaries import without_feature_gated
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
     MUST_PASS,
     REAL,
-    TRIES,
     Entry,
     NameGen,
     copyable,
     pick_copies,
 )
-from dgm.benchmarks.polyglot.copies_go import mutate_go
+from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
 from dgm.benchmarks.polyglot.copies_scan import BOUND, change_literal, closing
 
 
@@ -139,53 +139,62 @@ def _rename(language: str, text: str, span: Span, fresh: str) -> str:
     return chunk[:lo] + fresh + chunk[hi:]
 
 
-def disguise_text(language: str, text: str, names: NameGen,
-                  context: str = "") -> tuple[str, list[Entry]]:  # fmt: skip
-    """`context`: the exercise's other test files (Go: where a test's table may be)."""
+def disguise_text(
+    language: str,
+    text: str,
+    names: NameGen,
+    context: str = "",
+    elsewhere: dict[str, list[str]] | None = None,
+) -> tuple[str, list[Entry]]:
+    """`context`: the exercise's other test files (Go: where a test's table may be);
+    `elsewhere` gets the changed copies of tables declared there (layout.go_tables puts
+    them beside the real one; without it such a table gets no copies)."""
     spans = find_tests(language, text)
     if not spans:
         return text, []
-    mutants: dict[int, tuple[str, str, str]] = {}
-    for i, span in enumerate(spans):
-        found = mutate_test(language, text, span, names, context)
-        if found:
-            mutants[i] = found
+    if language != "go":  # (Go's expected values are table fields: the file's numbers)
+        numbers, strings = expected_literals(language, text)
+        variants.NUMBERS.set(numbers)
+        variants.STRINGS.set(strings)
     able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
-    passing, failing = pick_copies(able, [i for i in mutants if i in able])
+    context = context if elsewhere is not None else ""
+    mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
+    passing, failing = pick_copies(able, mutable)
     entries: list[Entry] = []
-    pieces: list[tuple[int, int, str]] = []
+    blocks: list[list[str]] = []
+    tables: dict[str, list[str]] = {}
     for i, span in enumerate(spans):
         fresh = names.name(language)
         entries.append(Entry(fresh, span.original, REAL))
-        chunks = [_rename(language, text, span, fresh)]
-        made: set[str] = set()
-        for n, kind in enumerate([MUST_PASS] * (i in passing) + [MUST_FAIL] * failing.count(i)):
+        mine = [_rename(language, text, span, fresh)]
+        if i in passing:
             copy_name = names.name(language)
-            if kind == MUST_FAIL:
-                found = mutants[i] if n == 0 else None
-                for _ in range(TRIES if found is None else 0):
-                    again = mutate_test(language, text, span, names, context)
-                    if again and again[0] not in made and again[1] not in made:
-                        found = again
-                        break
-                if found is None:
-                    continue
-                made |= {found[0], found[1]}
-                body, how, prefix = found
-                moved = text[: span.start] + body + text[span.end :]
-                copied = Span(span.start, span.start + len(body), span.name_at, span.original,
-                              span.container)  # fmt: skip
-                chunk = prefix + _rename(language, moved, copied, copy_name)
-            else:
-                how, chunk = "", _rename(language, text, span, copy_name)
-            entries.append(Entry(copy_name, span.original, kind, how))
-            chunks.insert(secrets.randbelow(len(chunks) + 1), "\n" + chunk)
-        pieces.append((span.start, span.end, "".join(chunks).lstrip("\n")))
-    out, last = [], 0
-    for start, end, chunk in sorted(pieces):
-        out += [text[last:start], chunk]
-        last = end
-    return "".join(out) + text[last:], entries
+            entries.append(Entry(copy_name, span.original, MUST_PASS))
+            mine.append(_rename(language, text, span, copy_name))
+        for mutant in _mutants(language, text, span, names, failing.count(i), context):
+            copy_name = names.name(language)
+            entries.append(Entry(copy_name, span.original, MUST_FAIL, mutant.how))
+            moved = text[: span.start] + mutant.body + text[span.end :]
+            copied = Span(span.start, span.start + len(mutant.body), span.name_at, span.original,
+                          span.container)  # fmt: skip
+            mine.append(_rename(language, moved, copied, copy_name))
+            if mutant.table:
+                tables.setdefault(mutant.table, []).append(mutant.decl)
+        blocks.append(mine)
+    out = layout.lay_out(text, [(sp.start, sp.end) for sp in spans], blocks)
+    for table, decls in tables.items():
+        if layout.decl_span(out, table):
+            out = layout.go_tables(out, table, decls, "test" + names.token().capitalize())
+        elif elsewhere is not None:
+            elsewhere.setdefault(table, []).extend(decls)
+    return out, entries
+
+
+def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
+             context: str) -> list[Mutant]:  # fmt: skip
+    """`count` must-fail copies, or none: one draw, never retried (a draw of values is
+    thrown away more often near zero, and retrying would favour the real value there)."""
+    return mutate_test(language, text, span, names, count, context) if count else []
 
 
 # -- must-fail copies ----------------------------------------------------------------------
@@ -196,56 +205,88 @@ _EXPECTED_ARG = {
     "cpp": re.compile(r"\b(?:REQUIRE|CHECK)\s*\("),
     "go": re.compile(r"(?!)"),
 }
-_INVERT = {
-    "rust": [(r"\bassert_eq!", "assert_ne!"), (r"\bassert!\s*\(", "assert!(!")],
-    "java": [
-        (r"\.isEqualTo\(", ".isNotEqualTo("),
-        (r"\.isTrue\(\)", ".isFalse()"),
-        (r"\.isFalse\(\)", ".isTrue()"),
-        (r"\bassertEquals\(", "assertNotEquals("),
-    ],
-    "cpp": [(r"\bREQUIRE\s*\(", "REQUIRE_FALSE("), (r"\bCHECK\s*\(", "CHECK_FALSE(")],
-}
 
 
-def mutate_test(language: str, text: str, span: Span, names: NameGen,
-                context: str = "") -> tuple[str, str, str] | None:  # fmt: skip
-    """(the test's text with one expected value changed, what changed, text to put
-    before it (Go: a changed copy of its table)), or None."""
+def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1,
+                context: str = "") -> list[Mutant]:  # fmt: skip
+    """Up to k must-fail copies of the test, all with the same expected value changed
+    (the values drawn as one set, polyglot_variants); [] when it has none to change. The
+    asserted condition is never inverted: that would be a form the file may never use."""
     chunk = text[span.start : span.end]
     if language == "go":
-        return mutate_go(text + "\n" + context, chunk, names)
+        return mutate_go(text, chunk, names, k, context)
+    regions = _expected_regions(language, chunk)
+    for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
+        changed = change_literal(language, chunk, lo, hi, k)
+        if changed:
+            return [Mutant(body, how) for body, how in changed]
+    toggled = _toggle(language, text, chunk)
+    return [Mutant(toggled, "negated a boolean check")] if toggled else []
+
+
+def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
     regions = []
     for m in _EXPECTED_ARG[language].finditer(scan.masked(language, chunk)):
         end = closing(language, chunk, m.end() - 1)
-        if end < 0:
-            continue
-        lo, hi = _expected_side(language, chunk, m, end)
-        regions.append((lo, hi))
+        if end >= 0:
+            regions.append(_expected_side(language, chunk, m, end))
     for m in BOUND.finditer(scan.masked(language, chunk)):
         if scan.used_as_input(language, chunk, m.group(1), m.end()):
             continue
         end = scan.initializer_end(language, chunk, m.end())
         regions += scan.outside_calls(language, chunk, m.end(), end)
-    for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
-        changed = change_literal(language, chunk, lo, hi)
-        if changed:
-            return (*changed, "")
-    for pattern, replacement in _INVERT.get(language, []):
-        if re.search(pattern, scan.masked(language, chunk)):
-            new = re.sub(pattern, replacement, chunk, count=1)
-            if language == "rust" and replacement == "assert!(!":
-                new = _close_negation(new)
-            if new and new != chunk:
-                return new, f"inverted {replacement}", ""
+    return regions
+
+
+Literals = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+def expected_literals(language: str, text: str) -> Literals:
+    """The number literals and (quote, body) of the string literals on the expected side
+    of the file's assertions (repeats kept): what a changed value is drawn from
+    (polyglot_variants), so that copies' values come from the distribution real expected
+    values come from, not the inputs'."""
+    numbers, strings = [], []
+    for span in find_tests(language, text):
+        chunk = text[span.start : span.end]
+        for lo, hi in _expected_regions(language, chunk):
+            for t in scan.tokens(language, chunk, lo, hi):
+                parts = scan.string_parts(t.group(0)) if t.lastgroup == "str" else None
+                numbers += [t.group(0)] if t.lastgroup == "num" else []
+                strings += [parts] if parts else []
+    return tuple(numbers), tuple(strings)
+
+
+_TOGGLES = {
+    "rust": [(r"\bassert!\s*\(\s*(?!!)", r"\bassert!\s*\(\s*!", "assert!(!", "assert!(")],
+    "cpp": [(r"\bREQUIRE\s*\(", r"\bREQUIRE_FALSE\s*\(", "REQUIRE_FALSE(", "REQUIRE("),
+            (r"\bCHECK\s*\(", r"\bCHECK_FALSE\s*\(", "CHECK_FALSE(", "CHECK(")],
+    "java": [(r"\.isTrue\(\)", r"\.isFalse\(\)", ".isFalse()", ".isTrue()"),
+             (r"\bassertTrue\s*\(", r"\bassertFalse\s*\(", "assertFalse(", "assertTrue(")],
+}  # fmt: skip
+"""(positive form, negative form, their texts): a boolean check becomes its opposite only
+where the file itself uses both forms (a form it never uses would tell the copy), and
+only a check whose argument compares nothing."""
+_COMPARES = re.compile(r"&&|\|\||==|!=|<|>|\?")
+
+
+def _toggle(language: str, text: str, chunk: str) -> str | None:
+    """The test with one boolean check turned into its opposite, or None."""
+    code, whole = scan.masked(language, chunk), scan.masked(language, text)
+    sites = []
+    for positive, negative, neg_text, pos_text in _TOGGLES.get(language, []):
+        if re.search(positive, whole) and re.search(negative, whole):
+            sites += [(m, neg_text) for m in re.finditer(positive, code)]
+            sites += [(m, pos_text) for m in re.finditer(negative, code)]
+    for m, replacement in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
+        open_at = code.find("(", m.start())
+        if "(" in m.group(0) and open_at < m.end():
+            end = closing(language, chunk, open_at)
+            arg = code[open_at + 1 : _top_level_comma(code, open_at + 1, end - 1)]
+            if end < 0 or _COMPARES.search(arg) or not arg.strip("! \n"):
+                continue
+        return chunk[: m.start()] + replacement + chunk[m.end() :]
     return None
-
-
-def _close_negation(chunk: str) -> str:
-    at = chunk.index("assert!(!") + len("assert!(!")
-    end = closing("rust", chunk, at - 2)
-    inner_end = _top_level_comma(chunk, at, end - 1)
-    return chunk[:at] + "(" + chunk[at:inner_end] + ")" + chunk[inner_end:]
 
 
 def _top_level_comma(chunk: str, lo: int, hi: int) -> int:

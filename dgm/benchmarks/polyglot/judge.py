@@ -27,11 +27,12 @@ from pathlib import Path
 from dgm.benchmarks.judging import readable_by_sandbox
 from dgm.benchmarks.polyglot import canaries as polyglot_canaries
 from dgm.benchmarks.polyglot import disguise as polyglot_copies
+from dgm.benchmarks.polyglot import layout
 from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.benchmarks.polyglot import reports as polyglot_reports
 from dgm.benchmarks.polyglot import toolchains as chains
 from dgm.benchmarks.polyglot.canaries import Canary
-from dgm.benchmarks.polyglot.copies import REAL, Entry, NameGen
+from dgm.benchmarks.polyglot.copies import MUST_FAIL, REAL, Entry, NameGen
 from dgm.benchmarks.polyglot.grading import grade
 from dgm.benchmarks.task import Task, Verdict
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
@@ -81,6 +82,7 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
     chains.unskip_tests(task.language, dest, list(task.hidden_files))
     plan = JudgePlan(task.language)
     names = NameGen()
+    elsewhere: dict[str, list[str]] = {}
     for name in test_files:
         path = dest / name
         if not path.is_file():
@@ -91,15 +93,39 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
             continue
         plan.expected += found
         context = "\n".join(p.read_text() for p in dest.glob("*_test.go") if p != path)
-        text, entries = polyglot_copies.disguise(task.language, text, names, context)
+        text, entries = polyglot_copies.disguise(task.language, text, names, context, elsewhere)
         plan.entries += entries
         fresh = (lambda: names.name(task.language)) if entries else None
-        new_text, canaries = polyglot_canaries.add_canaries(task.language, text, fresh)
+        new_text, canaries = text, []
+        if not any(e.kind == MUST_FAIL for e in entries):
+            # Literal canaries never call the solution (recognisable, so strippable):
+            # only where no must-fail copy covers "every assertion passes".
+            new_text, canaries = polyglot_canaries.add_canaries(task.language, text, fresh)
         plan.canaries += canaries
         plan.bodies += [ln.strip() for ln in set(new_text.splitlines()) - set(text.splitlines())
                         if len(ln.strip()) > 3]  # fmt: skip
         path.write_text(new_text)
+    _unguessable_test_paths(task.language, dest, names)
+    for table, decls in elsewhere.items():  # Go tables declared in another test file
+        fresh = "test" + names.token().capitalize()
+        for path in dest.glob("*_test.go"):
+            path.write_text(layout.go_tables(path.read_text(), table, decls, fresh))
     return plan
+
+
+def _unguessable_test_paths(language: str, dest: Path, names: NameGen) -> None:
+    """C++ and Rust test sources under fresh names (the build files told): solution code
+    is compiled while they are still there, and `.incbin`/`include_str!` need a path."""
+    if language == "cpp":
+        cmake = dest / "CMakeLists.txt"
+        tests = sorted(dest.glob("*_test.cpp"))
+        if len(tests) == 1 and cmake.is_file() and "${file}_test.cpp" in cmake.read_text():
+            fresh = names.token() + "_test.cpp"
+            tests[0].rename(dest / fresh)
+            cmake.write_text(cmake.read_text().replace("${file}_test.cpp", fresh))
+    elif language == "rust" and "[[test]]" not in (dest / "Cargo.toml").read_text():
+        for path in sorted((dest / "tests").glob("*.rs")):
+            path.rename(path.with_name(names.token() + ".rs"))
 
 
 def judge_polyglot(

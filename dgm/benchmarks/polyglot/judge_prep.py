@@ -44,7 +44,7 @@ SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _PACKAGE = {"go": r"^\s*package\s+(\w+)", "java": r"^\s*package\s+([\w.]+)\s*;"}
 # The test sources are gone before solution code runs, not before it is compiled: these
 # would read them into the binary.
-_COMPILE_TIME_READ = {"go": re.compile(rb"//\s*go:embed"),
+_COMPILE_TIME_READ = {"go": re.compile(rb'//\s*go:embed|^\s*(?:import\s*\(?)?\s*"C"\s*$', re.M),
                       "rust": re.compile(rb"\binclude(?:_str|_bytes)?\s*!")}  # fmt: skip
 _DEP_KEYS = {"version", "features", "default-features", "default_features", "optional"}
 
@@ -239,6 +239,8 @@ def sealed_reports(plan, report, kept):
 
 def build_phase(plan, work):
     env = dict(os.environ, DGM_OUT="/out", DGM_EXERCISE=plan["folder"])
+    if plan["language"] == "go":
+        env["CGO_ENABLED"] = "0"  # no C preamble can `.incbin` the test sources
     note("building the tests")
     started = time.monotonic()
     code = go_package_alone(work, env) if plan["language"] == "go" else 0

@@ -32,7 +32,8 @@ MAIN=$(find src/main/java -name '*.java' 2>/dev/null || true)
 if [ -n "$MAIN" ]; then
   javac -proc:none -encoding UTF-8 -nowarn -d "$DGM_OUT/main" -cp "$LIBS" $MAIN
 fi
-javac -proc:none -encoding UTF-8 -nowarn -d "$DGM_OUT/test" -cp "$DGM_OUT/main:$CONSOLE:$LIBS" \\
+javac -proc:none -encoding UTF-8 -nowarn -g:none -d "$DGM_OUT/test" \\
+  -cp "$DGM_OUT/main:$CONSOLE:$LIBS" \\
   $(find src/test/java -name '*.java')
 """
 JAVA_RUN = """#!/bin/sh
@@ -60,7 +61,7 @@ COMMANDS = {
 """One command per language (the judge splits the compiled ones: BUILD and RUN)."""
 
 BUILD = {
-    "go": 'go test -c -o "$DGM_OUT/tests.test" .',  # after `go build ./...` (judge_prep)
+    "go": 'CGO_ENABLED=0 go test -c -o "$DGM_OUT/tests.test" .',  # after go build (judge_prep)
     "rust": "cargo test --offline --no-run --message-format=json-render-diagnostics"
     ' > "$DGM_OUT/cargo.json"',
     "cpp": "mkdir -p build && cd build && cmake -DEXERCISM_RUN_ALL_TESTS=1 -G 'Unix Makefiles'"

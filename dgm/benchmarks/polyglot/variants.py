@@ -1,0 +1,231 @@
+"""Changed values for must-fail copies, drawn so that the real value cannot be told from
+its copies by the way they were made.
+
+For one test the judge makes k must-fail copies that all change the same literal, and
+draws the k+1 values {real, copies} as one set in which the real value's place is
+uniform: numbers are other numbers of the same notation the file itself uses, drawn by how often
+it uses them (so a prior on plausible numbers favours neither), or where the file has
+too few, an evenly spaced run (step d, 1 <= d <= 9 units of the literal's last digit)
+with the real one at a uniformly drawn rank; a string has the same word (or
+the same character) swapped for k others of the same kind; a collection has one element
+changed that way. A draw is thrown away only by a rule that looks at the whole set (it
+crosses zero or a type's width, a hex literal would change width), never at which member
+is real: given the set, every member is equally likely to be the real one to an attacker
+who knows this code. What remains is prior knowledge of plausible answers (README).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import secrets
+from decimal import Decimal
+from typing import Any
+
+from dgm.benchmarks.polyglot.copies import WORDS
+
+NONE: list[Any] = []
+_BOUNDARIES = (0, 128, 256, 1 << 15, 1 << 16, 1 << 31, 1 << 32, 1 << 63)
+"""A set of numbers never straddles one of these (a copy must still compile: a negative
+value in an unsigned slot, 256 in a `u8`)."""
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _shuffled(items: list[Any]) -> list[Any]:
+    return sorted(items, key=lambda _i: secrets.randbelow(1 << 30))
+
+
+NUMBERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("numbers", default=())
+"""The number literals the file being disguised expects, repeats kept (set by the disguise)."""
+FILE_NUMBERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("all", default=())
+"""Every number literal of the file (the pool when it expects too few different ones)."""
+_NUMBER = re.compile(r"(?<![\w.])\d[\w]*(?:\.\d\w*)?")
+
+
+def file_numbers(text: str) -> tuple[str, ...]:
+    return tuple(_NUMBER.findall(text))
+
+
+def _notation(token: str) -> tuple | None:
+    """What a number literal looks like apart from its value (None: one we cannot keep)."""
+    m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+)([iu]\d+|[uUlL]+)?", token)
+    if m:
+        return (m.group(1), len(m.group(2)), m.group(2) == m.group(2).lower(), m.group(3))
+    m = re.fullmatch(r"(\d+)(?:\.(\d+))?([A-Za-z][A-Za-z0-9]*)?", token)
+    if not m or (len(m.group(1)) > 1 and m.group(1).startswith("0")):
+        return None
+    if re.fullmatch(r"[eE]\d*", m.group(3) or ""):
+        return None
+    return ("d", len(m.group(2) or ""), m.group(3) or "")
+
+
+def _value(token: str) -> float:
+    m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+).*", token)
+    if m:
+        return int(m.group(2), {"x": 16, "b": 2, "o": 8}[m.group(1).lower()])
+    return float(re.match(r"\d+(?:\.\d+)?", token).group(0))  # type: ignore[union-attr]
+
+
+def _from_file(token: str, k: int) -> list[str] | None:
+    """k other literals of the same notation drawn from the file's own expected numbers
+    (else all its numbers), each by how often the file uses it, the real one included:
+    so P(set | real) is the same for every member, and a prior on plausible numbers
+    favours none. [] when a draw repeats a value or the set straddles a boundary (see
+    int_run): never drawn again, which would favour the real value; None when the file
+    has too few different numbers of the notation."""
+    kind = _notation(token)
+    for numbers in (NUMBERS.get(), FILE_NUMBERS.get()):
+        pool = [t for t in numbers if _notation(t) == kind]
+        if kind is not None and len(set(pool) - {token}) >= k + 1:
+            break
+    else:
+        return None
+    picks = [pool[secrets.randbelow(len(pool))] for _ in range(k)]
+    values = [_value(t) for t in [token, *picks]]
+    if len(set(values)) < k + 1 or any(min(values) < b <= max(values) for b in _BOUNDARIES):
+        return []
+    return picks
+
+
+def int_run(value: int, k: int) -> list[int]:
+    """k other ints: value at a uniform rank in an evenly spaced run of k+1 ([] when the
+    drawn run straddles a boundary)."""
+    step, rank = 1 + secrets.randbelow(9), secrets.randbelow(k + 1)
+    run = [value + (j - rank) * step for j in range(k + 1)]
+    if any(lo < b <= hi for lo, hi in [(run[0], run[-1])] for b in _BOUNDARIES):
+        return NONE
+    return [v for v in run if v != value]
+
+
+def number_literal(token: str, k: int) -> list[str]:
+    """k other number literals in the token's own notation (hex stays hex, same width and
+    case; decimals keep their count of digits; suffix kept), or [] when it has none."""
+    drawn = _from_file(token, k)
+    if drawn is not None:
+        return drawn
+    m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+)([iu]\d+|[uUlL]+)?", token)
+    if m:
+        base = {"x": 16, "b": 2, "o": 8}[m.group(1).lower()]
+        digits = m.group(2)
+        try:
+            run = int_run(int(digits, base), k)
+        except ValueError:
+            return NONE
+        fmt = {16: "x", 2: "b", 8: "o"}[base]
+        out = [format(v, fmt).zfill(len(digits)) for v in run]
+        if any(len(o) != len(digits) for o in out):
+            return NONE
+        if digits != digits.lower():
+            out = [o.upper() for o in out]
+        return [f"0{m.group(1)}{o}{m.group(3) or ''}" for o in out]
+    m = re.fullmatch(r"(\d+)(?:\.(\d+))?([A-Za-z][A-Za-z0-9]*)?", token)
+    if not m or (len(m.group(1)) > 1 and m.group(1).startswith("0")):
+        return NONE  # `1_000`, `1e9`, `007`: no notation we can keep
+    suffix = m.group(3) or ""
+    if re.fullmatch(r"[eE]\d*", suffix):
+        return NONE
+    places = len(m.group(2) or "")
+    scaled = int(m.group(1) + (m.group(2) or ""))
+    run = int_run(scaled, k)
+    if not run:
+        return NONE
+    if places:
+        text = [str(Decimal(v).scaleb(-places)) for v in run]
+        text = [f"{Decimal(t):.{places}f}" for t in text]
+    else:
+        text = [str(v) for v in run]
+    return [t + suffix for t in text]
+
+
+def _word_class(word: str) -> tuple[str, int]:
+    shape = "U" if word.isupper() else "T" if word.istitle() else "l" if word.islower() else ""
+    return shape, len(word)
+
+
+STRINGS: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "strings", default=()
+)
+"""(quote, body) of the string literals the file expects, repeats kept (set by the
+disguise; Python: quote "")."""
+
+
+def _drawn(pool: list[Any], real: Any, k: int) -> list[Any] | None:
+    """k values drawn with replacement from `pool` (the real value's own uses included,
+    so P(set | real) is the same for every member); [] when a value repeats (never drawn
+    again: that would favour the real one); None when the pool has too few values."""
+    if len(set(pool) - {real}) < k:
+        return None
+    picks = [pool[secrets.randbelow(len(pool))] for _ in range(k)]
+    return picks if len({real, *picks}) == k + 1 else []
+
+
+def string_body(body: str, k: int, quote: str = "") -> list[str]:
+    """k other string bodies: other strings the file expects (written with the same
+    quote), drawn as numbers are; where it expects too few, one word swapped for k other
+    words of the file of the same kind (case, length), else one letter or digit for k
+    others of its class."""
+    drawn = _drawn([b for q, b in STRINGS.get() if q == quote], body, k)
+    if drawn is not None:
+        return drawn
+    spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
+    for m in _shuffled(spots):
+        word = m.group(0)
+        kind = _word_class(word)
+        others = [w for w in WORDS.get() if w != word and _word_class(w) == kind and kind[0]]
+        if len(others) >= k:
+            picks = _shuffled(others)[:k]
+            return [body[: m.start()] + w + body[m.end() :] for w in picks]
+    plain = [m.start() for m in re.finditer(r"[A-Za-z0-9]", body)
+             if m.start() == 0 or body[m.start() - 1] != "\\"]  # fmt: skip
+    if not plain:
+        return NONE
+    i = secrets.choice(plain)
+    char = body[i]
+    pool = _LETTERS.upper() if char.isupper() else "0123456789" if char.isdigit() else _LETTERS
+    picks = _shuffled([c for c in pool if c != char])[:k]
+    return [body[:i] + c + body[i + 1 :] for c in picks]
+
+
+def python_value(value: Any, k: int) -> list[Any]:
+    """k other Python values of the same shape (fewer for a bool: one), or []."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        drawn = _from_file(str(value), k) if value >= 0 else None
+        return [int(t) for t in drawn] if drawn is not None else int_run(value, k)
+    if isinstance(value, float):
+        text = repr(value)
+        if not re.fullmatch(r"-?\d+\.\d+", text):
+            return NONE
+        drawn = _from_file(text, k) if value >= 0 else None
+        if drawn is not None:
+            return [float(t) for t in drawn]
+        places = len(text.split(".")[1])
+        scaled = int(text.replace(".", "").replace("-", "")) * (-1 if value < 0 else 1)
+        run = int_run(scaled, k)
+        return [float(Decimal(v).scaleb(-places)) for v in run]
+    if isinstance(value, str):
+        return string_body(value, k)  # (Python's pool holds values: quote "")
+    if isinstance(value, bytes):
+        if not value:
+            return NONE
+        i = secrets.randbelow(len(value))
+        return [value[:i] + bytes([v]) + value[i + 1 :] for v in int_run(value[i], k)]
+    if isinstance(value, (list, tuple)):
+        for i in _shuffled(list(range(len(value)))):
+            found = python_value(value[i], k)
+            if found:
+                return [type(value)([*value[:i], v, *value[i + 1 :]]) for v in found]
+        return NONE
+    if isinstance(value, (set, frozenset)):
+        for item in _shuffled(list(value)):
+            found = [v for v in python_value(item, k) if v not in value]
+            if found:
+                return [type(value)((value - {item}) | {v}) for v in found]
+        return NONE
+    if isinstance(value, dict):
+        for key in _shuffled(list(value)):
+            found = python_value(value[key], k)
+            if found:
+                return [{**value, key: v} for v in found]
+    return NONE
