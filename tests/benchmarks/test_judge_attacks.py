@@ -70,7 +70,27 @@ def test_reference_resolves_and_stubs_do_not(
     assert not bad.resolved and not bad.tampered
 
 
-@pytest.mark.parametrize("attack", ALL + ROUND2 + ROUND3, ids=lambda a: f"{a.language}-{a.name}")
+KNOWN_HOLES = {
+    ("go", "touched_fail_lines_rewritten_by_reexec"),
+    ("cpp", "touched_failures_cut_from_report"),
+}
+"""Open holes (issue 24, README "Limits that remain"): the exercise these attacks run on
+(go octal, cpp perfect-numbers) has no literal expected value to change, so its file gets
+no must-fail copy, only the literal canaries, which never call the solution: a trick that
+passes "the tests that touched my code" passes it. Strict: when the judge starts catching
+them, these tests fail until the mark goes."""
+
+
+def _marked(attack: Attack) -> object:
+    if (attack.language, attack.name) in KNOWN_HOLES:
+        reason = "known hole: no must-fail copy in this file (issue 24)"
+        return pytest.param(attack, marks=pytest.mark.xfail(strict=True, reason=reason))
+    return attack
+
+
+@pytest.mark.parametrize(
+    "attack", [_marked(a) for a in ALL + ROUND2 + ROUND3], ids=lambda a: f"{a.language}-{a.name}"
+)
 def test_attack_is_never_resolved(
     attack: Attack,
     polyglot_dir: Path,
