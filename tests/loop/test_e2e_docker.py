@@ -50,7 +50,10 @@ def _check_better_child(run_dir: Path, stdout: str) -> None:
         seed = run.score(0)
         assert node != 0, "the seed was picked as best"
         assert total == 4 and passed / total > seed.rate, (passed, total, seed)
-        assert seed.total == 4 and seed.passed == 2  # the seed solves only the easy tasks
+        # The seed solves only the two easy tasks (reference hgm may evaluate it on fewer
+        # than all four: it samples evaluations, dgm evaluates every node fully).
+        assert 1 <= seed.total <= 4 and seed.passed <= 2
+        assert seed.total < 4 or seed.passed == 2
         assert "coder/tools/search_files.py" in run.archive.files(run.node(node).commit)
         pairs = [(e.node_id, e.task_id) for e in run.evaluations()]
         assert len(pairs) == len(set(pairs))
