@@ -184,6 +184,12 @@ class AdaptiveStrategyConfig(Section):
     stay: float = Field(default=1.0, ge=0)
     """A challenger stays one while its posterior mean plus `stay` posterior sds beats
     the incumbent's mean (0: until its mean falls below)."""
+    race_order: Literal["thompson", "lower"] = "thompson"
+    """Which challenger is evaluated first: a Thompson draw among them, or ("lower") the
+    one with the best lower credible bound, after those with fewer than `screen` results."""
+    screen: int = Field(default=0, ge=0)
+    """With `race_order = "lower"`: results a challenger gets before it is ordered by its
+    lower bound (newcomers are screened first)."""
 
 
 class FinalChoiceConfig(Section):

@@ -93,9 +93,16 @@ def main(
     workers: Annotated[int, typer.Option(help="Virtual workers.")] = 8,
     processes: Annotated[int, typer.Option(help="Parallel processes (same results).")] = 1,
     landscapes: Annotated[str, typer.Option(help="Comma-separated; default: all.")] = "",
+    headline: Annotated[
+        str,
+        typer.Option(help="Comma-separated strategies or variants on --seeds; must hold hgm, dgm."),
+    ] = ",".join(HEADLINE),
 ) -> None:
     t0 = time.perf_counter()
     chosen = landscapes.split(",") if landscapes else list(LANDSCAPES)
+    names = headline.split(",")
+    if "hgm" not in names or "dgm" not in names:
+        raise typer.BadParameter("--headline must include hgm and dgm (the two baselines)")
     typer.echo(
         f"{workers} workers; budget 800 evaluation-equivalents unless the landscape sets "
         "its own; target 0.5. Shipped rate: true rate of the agent shipped at the end, "
@@ -110,10 +117,10 @@ def main(
     for land in chosen:
         params = LANDSCAPES[land]
         split = "preset" if land in PRESETS else "dev" if land in DEV else "held out"
-        by_name = run_landscape(HEADLINE, params, seeds, workers, processes)
+        by_name = run_landscape(names, params, seeds, workers, processes)
         if other_seeds:
             by_name |= run_landscape(OTHERS, params, other_seeds, workers, processes)
-        total += seeds * len(HEADLINE) + other_seeds * len(OTHERS)
+        total += seeds * len(names) + other_seeds * len(OTHERS)
         typer.echo("\n".join(rows(f"{land} ({split})", by_name, "hgm")))
     if ablation_seeds:
         params = PRESETS["mismatch"]

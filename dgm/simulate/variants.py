@@ -102,6 +102,15 @@ ABLATION: dict[str, Variant] = {
         _adaptive("adaptive-alpha-0.6", "hgm's expansion rate", alpha=0.6),
         _adaptive("adaptive-random-tasks", "hgm's uniform task choice", task_order="random"),
         _adaptive("adaptive-full-clade", "hgm's clade-only parent posterior", clade_weight=1.0),
+        # Issue 27 round two: challengers evaluated closest-to-shipping first (not in
+        # the ablation table; `--headline race-closest,...` measures it).
+        Variant(
+            "race-closest",
+            "adaptive",
+            {"adaptive": {"race_order": "lower", "stay": 0.0, "screen": 1}},
+            meaning="adaptive; each newcomer one result first, then the challenger with the "
+            "best lower bound, no hysteresis",
+        ),
     )
 }
 

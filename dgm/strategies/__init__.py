@@ -93,6 +93,8 @@ def _build(
             endgame=a.endgame,
             eval_budget=budget.max_evals,
             expansion_cost=budget.expansion_cost,
+            race_order=a.race_order,
+            screen=a.screen,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)

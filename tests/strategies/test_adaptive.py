@@ -44,7 +44,7 @@ def test_informative_task_order_prefers_tasks_that_split_agents():
 
 
 def racer(**kwargs) -> AdaptiveStrategy:
-    strategy = AdaptiveStrategy(np.random.default_rng(0), race=True, stay=1.0, **kwargs)
+    strategy = AdaptiveStrategy(np.random.default_rng(0), race=True, **{"stay": 1.0, **kwargs})
     strategy.final = FinalRule(min_evals=10)
     return strategy
 
@@ -75,3 +75,37 @@ def test_endgame_stops_expanding_when_a_child_could_not_be_recognised_in_time():
     assert racer(eval_budget=100).wants_expansion(state)
     assert not racer(eval_budget=100, endgame=9.5).wants_expansion(state)  # 90 left < 95
     assert racer(endgame=9.5).wants_expansion(state)  # no budget known: no endgame
+
+
+def closest(**kwargs) -> AdaptiveStrategy:
+    return racer(race_order="lower", **kwargs)
+
+
+def test_closest_race_screens_each_newcomer_then_evaluates_the_challenger_nearest_to_shipping():
+    # Node 1 ships now (6/14). Challengers: node 2 at 6/8 (nearest to shipping), node 3 at
+    # 3/4 (behind it), node 4 fresh. With screen 1 the fresh node goes first; once it has
+    # a result, every evaluation goes to node 2, none to node 3 (the Thompson race shares).
+    state = state_with({0: "1000000000", 1: "11101010100000", 2: "11101101", 3: "1101", 4: ""})
+    assert FinalRule(min_evals=10).choose(state) == 1
+    strategy = closest(stay=0.0, screen=1)
+    assert {strategy.choose_evaluation(state).node for _ in range(30)} == {4}
+    state.record_evaluation(4, "t00", True)
+    picks = [strategy.choose_evaluation(state) for _ in range(30)]
+    assert {a.node for a in picks} == {2}
+    assert all(a.task in ("t08", "t09", "t10", "t11", "t12", "t13") for a in picks)
+    thompson = racer(stay=0.0)
+    shared = {thompson.choose_evaluation(state).node for _ in range(200)}
+    assert {2, 3} <= shared
+    # Without screening the fresh node waits behind the two with evidence.
+    state.add_node(5, 0)
+    assert {closest(stay=0.0).choose_evaluation(state).node for _ in range(30)} == {2}
+
+
+def test_closest_race_is_deterministic_per_seed_and_differs_from_adaptive():
+    from dgm.simulate.experiment import run_one
+    from dgm.simulate.presets import PRESETS
+
+    runs = [run_one(name, PRESETS["mismatch"], 3, 120, 4, 0.5) for name in
+            ("race-closest", "race-closest", "adaptive")]  # fmt: skip
+    assert runs[0].curve == runs[1].curve
+    assert runs[0].curve != runs[2].curve
