@@ -47,7 +47,7 @@ def unpack_debs(
         )
     wanted = resolve_debs(packages, status)
     debs.mkdir(parents=True, exist_ok=True)
-    _apt(["apt-get", "download", "-q", *wanted], debs)
+    _apt(["apt-get", "download", "-q", *wanted], debs, "fetched")
     records = []
     target.mkdir(parents=True, exist_ok=True)
     for deb in sorted(debs.glob("*.deb")):
@@ -66,7 +66,8 @@ def resolve_debs(packages: tuple[str, ...], status: Path) -> list[str]:
     status file `status` lacks, as the host's apt resolves them (a simulation)."""
     said = _apt(["apt-get", "-s", "-q", "-o", f"Dir::State::status={status}",
                  "-o", "Debug::NoLocking=1", "-o", "APT::Install-Recommends=false",
-                 "-o", "APT::Install-Suggests=false", "install", *packages], None)  # fmt: skip
+                 "-o", "APT::Install-Suggests=false", "install", *packages], None,
+                "resolved against the image's packages")  # fmt: skip
     wanted = []
     for line in said.splitlines():
         found = _INST.match(line)
@@ -92,14 +93,14 @@ def image_status(root: Path) -> Path:
     return kept
 
 
-def _apt(command: list[str], cwd: Path | None) -> str:
+def _apt(command: list[str], cwd: Path | None, what: str) -> str:
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
                           timeout=APT_TIMEOUT_S)  # fmt: skip
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if line.startswith("E:")]
         said = "; ".join(lines) or done.stderr[-300:]
         raise DgmError(
-            f"the agent's Debian packages cannot be fetched: {said}",
+            f"the agent's Debian packages cannot be {what}: {said}",
             "check the names (apt-cache search NAME); `apt-get update` if the lists are old",
         )
     return done.stdout
