@@ -153,3 +153,34 @@ def test_debian_packages_come_with_what_they_need_beyond_the_image(tmp_path, mon
     assert why["apt:jq"] == "named" and why["apt:libjq1"] == "dependency", why
     assert why["apt:libonig5"] == "dependency", why
     assert "apt:libc6" not in why  # the image has it: never shadowed
+
+
+def test_an_environment_received_from_elsewhere_is_unpacked_not_built(tmp_path, monkeypatch):
+    """A Ray node's `ensure_env` asks its remote source (the head) first: the tar of a built
+    environment is unpacked with its links; a tar whose member leaves the folder, or one of
+    another key, is refused and the node builds it itself."""
+    import io
+
+    from dgm.sandbox.agent_env import pack_env, set_remote_source
+
+    _wheel(_index(tmp_path, monkeypatch), "tinypkg", "1.0")
+    spec = EnvironmentSpec(("tinypkg==1.0",))
+    built = ensure_env(spec, root=tmp_path / "head")
+    assert built is not None
+    asked: list[EnvironmentSpec] = []
+    set_remote_source(lambda wanted: asked.append(wanted) or pack_env(built))
+    try:
+        received = ensure_env(spec, root=tmp_path / "node")
+        assert asked == [spec] and received is not None and received.build_s is None
+        assert (received.path / "bin" / "python").readlink() == Path("/usr/bin/python3.11")
+        assert received.resolved == built.resolved
+        evil = io.BytesIO()
+        with tarfile.open(fileobj=evil, mode="w") as tar:
+            member = tarfile.TarInfo("../../escaped")
+            tar.addfile(member, io.BytesIO(b""))
+        set_remote_source(lambda wanted: evil.getvalue())
+        other = ensure_env(spec, root=tmp_path / "node2")
+        assert other is not None and other.build_s is not None  # built here instead
+        assert not list(tmp_path.rglob("escaped"))
+    finally:
+        set_remote_source(None)
