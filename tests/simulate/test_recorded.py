@@ -101,3 +101,28 @@ def test_parallel_experiments_give_the_same_results_in_the_same_order():
 
     args = (["adaptive", "gea"], PRESETS["transfer"], 3, 100, 4, 0.5)
     assert run_experiment(*args, processes=2) == run_experiment(*args, processes=1)
+
+
+def test_the_table_measures_a_named_variant_against_hgm_and_dgm():
+    import typer
+
+    from dgm.simulate import table
+
+    cli = typer.Typer()
+    cli.command()(table.main)
+    args = [
+        "--landscapes",
+        "mismatch",
+        "--seeds",
+        "2",
+        "--other-seeds",
+        "0",
+        "--ablation-seeds",
+        "0",
+    ]
+    result = runner.invoke(cli, [*args, "--headline", "race-closest,hgm,dgm"])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("| mismatch")]
+    assert [r.split(" | ")[1] for r in rows] == ["race-closest", "hgm", "dgm"]
+    refused = runner.invoke(cli, [*args, "--headline", "race-closest,dgm"])
+    assert refused.exit_code != 0 and "hgm" in refused.output
