@@ -11,6 +11,8 @@
   this strategy's, with a bootstrap 95% CI (seeds resampled in pairs).
 - hgm's deviations from the reference, each alone, and adaptive's ablation, on `mismatch`
   with `--ablation-seeds` seeds, paired against hgm and adaptive.
+- `--headline race-closest,adaptive,hgm,dgm` (any strategies or variants; hgm and dgm
+  are required, the baselines) measures a variant against them the same way.
 Evaluation-equivalents: an expansion counts `expansion_cost` (1) too.
 """
 
