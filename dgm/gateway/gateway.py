@@ -12,7 +12,9 @@ import os
 import secrets
 import stat
 import threading
+import time
 from collections.abc import Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,13 +27,13 @@ from dgm.gateway.budget import Ledger
 from dgm.gateway.calls import BoundJob, CallPipeline, UsageSink
 from dgm.gateway.exchange_log import ExchangeLog
 from dgm.gateway.outages import OutageWatch
-from dgm.gateway.pricing import PriceBook
-from dgm.gateway.probe import ProviderProbes
+from dgm.gateway.pricing import PriceBook, cost_usd
+from dgm.gateway.probe import PROBE_JOB, ProviderProbes
 from dgm.gateway.recorder import Recorder
 from dgm.gateway.server import build_app
 from dgm.gateway.settings import LOCALHOST, GatewaySettings
 from dgm.gateway.socket_dir import prepare_socket_folder
-from dgm.gateway.types import Endpoint, JobBinding, UsageTotals
+from dgm.gateway.types import Endpoint, JobBinding, Usage, UsageRecord, UsageTotals
 
 T = TypeVar("T")
 
@@ -83,7 +85,7 @@ class Gateway:
         self.outages = OutageWatch()
         """Which jobs met a provider outage (outages.py); the loop asks `outage_of`."""
         self._probes = ProviderProbes(
-            self.outages, self._backend, settings.run, self.retry.timeout_s
+            self.outages, self._backend, settings.run, self.retry.timeout_s, self._probe_spent
         )
         self._calls.on_upstream_failure = self._probes.failed
         self._calls.on_call = lambda job: self.outages.called(job.binding.job_id)
@@ -333,9 +335,32 @@ class Gateway:
             found = self.outages.outage_of(job_id)
         return None if found is None else (f"llm:{found[0]}", found[1])
 
+    def _probe_spent(
+        self, model: str, usage: Usage | None, latency: float, down: str | None
+    ) -> None:
+        """A probe call: in the run's spend and its `llm_usage` (job `dgm-probe`, role
+        `probe`), so `dgm status` shows what probing cost."""
+        usage = usage or Usage()
+        price = self.prices.lookup(model)
+        record = UsageRecord(
+            run=self.run, job_id=PROBE_JOB, node_id=None, task_id=None, role="probe",
+            model=model, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            cached_tokens=usage.cached_tokens, cache_write_tokens=usage.cache_write_tokens,
+            cost_usd=cost_usd(price, usage) if price is not None else 0.0, latency_s=latency,
+            error=None if down is None else down[:500], ts=time.time(),
+        )  # fmt: skip
+        self.ledger.book(record)
+        if self.on_usage is not None:
+            self._recorder.put(partial(self.on_usage, record))
+
     # -- helpers -----------------------------------------------------------------------
     def totals(self) -> UsageTotals:
         return self.ledger.snapshot()
+
+    def new_attempt(self, job_id: str) -> None:
+        """`job_id` is re-queued after an outage: its next attempt has the whole per-job
+        budget (`[llm.job_budget]`) again; the run's spend keeps the earlier attempts'."""
+        self.ledger.new_attempt(job_id)
 
     def run_budget_exhausted(self) -> bool:
         """Whether a call was refused because of the run's dollar cap."""

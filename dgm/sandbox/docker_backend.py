@@ -196,14 +196,17 @@ class DockerSandbox:
         # Leftover background processes die with their command; the counters tell
         # whether a limit was hit while it ran, and whose OOM killer struck.
         counters = self._cleanup_and_count()
+        died_of_oom = False
         if counters is None:  # the container itself is gone: who ended it?
             self._raise_if_killed_from_outside(timed_out)
+            died_of_oom = bool(self.container.attrs["State"].get("OOMKilled"))
         counters = counters or dict(self._memory_seen)  # unreadable: nothing to compare
         seen, self._memory_seen = self._memory_seen, counters
         outside = None if timed_out else oom.outside_kill(seen, counters)
         if outside is not None:
             raise InfrastructureFailure("memory", f"sandbox {self.name}: {outside}")
-        oom_killed = counters.get("oom_kill", 0) > seen.get("oom_kill", 0) and not timed_out
+        killed = counters.get("oom_kill", 0) > seen.get("oom_kill", 0) or died_of_oom
+        oom_killed = killed and not timed_out
         pids_limited = counters.get("max", 0) > self._pids_seen
         self._pids_seen = counters.get("max", 0)
         if oom_killed:
