@@ -81,8 +81,6 @@ def _run_container(job: Any, flags: Path) -> None:
         hits = flags / "host-oom-hits"
         left = int(hits.read_text()) - 1 if hits.exists() else 0
         hits.write_text(str(left))
-        if left <= 0:  # the fault lasts this many container jobs (the same one, re-queued)
-            oom.unlink()
     else:
         os.environ.pop("DGM_SANDBOX_CGROUP_PARENT", None)
     spec = SandboxSpec(image=os.environ["SOAK_IMAGE"],
@@ -90,13 +88,17 @@ def _run_container(job: Any, flags: Path) -> None:
                        labels={"dgm.run": "soak", "dgm.job": job.job_id})  # fmt: skip
     with (flags / "containers").open("a") as log:
         log.write(job.job_id + "\n")
-    box = DockerSandbox(spec)
     try:
-        result = box.exec(f"dd if=/dev/zero of=/dev/null bs={size} count=1", timeout=60)
-        if not result.ok:
-            raise RuntimeError(f"the soak's container command failed: {result.output[-300:]}")
+        box = DockerSandbox(spec)
+        try:
+            result = box.exec(f"dd if=/dev/zero of=/dev/null bs={size} count=1", timeout=60)
+            if not result.ok:
+                raise RuntimeError(f"the soak's container command failed: {result.output[-300:]}")
+        finally:
+            box.close()
     finally:
-        box.close()
+        if outer and int((flags / "host-oom-hits").read_text()) <= 0:
+            oom.unlink(missing_ok=True)  # the fault lasted this many container attempts
 
 
 def run_soak_job(job: Any) -> Any:
@@ -165,9 +167,13 @@ def child(run_dir: Path, model: str, evals: int, metrics_out: Path, resume: bool
     metrics_out.write_text(json.dumps({"start": started}))  # a killed session leaves this
     samples: list[float] = []
 
+    fds: list[int] = []
+
     def sample() -> None:  # memory through the session, to tell a leak from a warm-up
         while True:
-            samples.append(_metrics(run_dir)["rss_mb"])
+            now = _metrics(run_dir)
+            samples.append(now["rss_mb"])
+            fds.append(int(now["open_files"]))
             time.sleep(2.0)
 
     threading.Thread(target=sample, daemon=True).start()
@@ -177,7 +183,8 @@ def child(run_dir: Path, model: str, evals: int, metrics_out: Path, resume: bool
     finally:
         gateway.stop()
     metrics_out.write_text(json.dumps({"start": started, "end": _metrics(run_dir),
-                                       "stop": summary.stop_reason, "rss": samples}))  # fmt: skip
+                                       "stop": summary.stop_reason, "rss": samples,
+                                       "fds": fds}))  # fmt: skip
 
 
 # -- the parent: the schedule of faults --------------------------------------------------
@@ -272,7 +279,10 @@ def main() -> None:
         faults.append(_host_oom(soak, proc, flags, total * 7 // 12))
     while _done(soak) < kill_at and proc.poll() is None:
         time.sleep(0.05)
-    running = _orphans()  # a container of the session about to be killed is left behind
+    waited = time.monotonic() + (30 if args.containers else 0)
+    while _orphans() == 0 and time.monotonic() < waited and proc.poll() is None:
+        time.sleep(0.05)  # kill it with a sandbox container running: it is left behind
+    running = _orphans()
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     faults.append(f"dgm process killed (SIGKILL) after {kill_at} jobs ({running} sandbox "
@@ -331,6 +341,11 @@ def main() -> None:
             q = len(rss) // 4
             print(f"  rss every 2 s: {rss[:3]} ... {rss[-3:]}; quarters' means "
                   f"{[round(sum(rss[i * q:(i + 1) * q]) / q, 1) for i in range(4)]}")  # fmt: skip
+        fds = m.get("fds") or []
+        if len(fds) >= 4:
+            q = len(fds) // 4
+            print(f"  open files every 2 s: {fds[:3]} ... {fds[-3:]}; quarters' max "
+                  f"{[max(fds[i * q:(i + 1) * q]) for i in range(4)]}")  # fmt: skip
     if not same:
         sys.exit(1)
 
@@ -354,10 +369,25 @@ def _host_oom(soak: Path, proc: subprocess.Popen, flags: Path, at: int) -> str:
             if time.monotonic() > deadline:
                 break
             time.sleep(0.05)
+        parent = f"/docker/{outer.id}"
+        while time.monotonic() < deadline:  # its last sandbox gone before the outer cgroup
+            listed = client.api.containers(filters={"label": "dgm.run=soak"})
+            if not any(_cgroup_parent(client, c["Id"]) == parent for c in listed):
+                break
+            time.sleep(0.1)
     finally:
         outer.remove(force=True)
         client.close()
     return f"host OOM killer (an outer 64 MiB cgroup) on the next 2 container jobs after {at}"
+
+
+def _cgroup_parent(client: Any, container: str) -> str:
+    import docker
+
+    try:
+        return client.api.inspect_container(container)["HostConfig"].get("CgroupParent") or ""
+    except docker.errors.NotFound:  # removed since it was listed
+        return ""
 
 
 def _base_image() -> str:
