@@ -12,9 +12,13 @@ its own limit (v1). The reading code is also fed states recorded on a cgroup v1 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +26,7 @@ from dgm.errors import InfrastructureFailure
 from dgm.sandbox import oom
 from dgm.sandbox.docker_backend import DockerSandbox
 from dgm.sandbox.spec import ResourceLimits, SandboxSpec
+from tests.conftest import POLYGLOT_DIR
 
 HOG = "dd if=/dev/zero of=/dev/null bs=300M count=1"
 """dd allocates its 300 MiB block and touches it: a memory hog without Python."""
@@ -134,3 +139,29 @@ def test_a_sandbox_killed_from_outside_under_a_command_is_an_outage(base_image: 
         assert "killed from outside" in caught.value.message
     finally:
         box.close()
+
+
+@pytest.mark.docker
+def test_dgm_eval_does_not_score_a_task_whose_agent_the_host_oom_killer_killed(
+    tmp_path: Path, outer_cgroup: str
+) -> None:
+    """The whole path: `dgm eval` of an agent taking 300 MiB, within its own 512 MiB but
+    past the 96 MiB outer cgroup: the task is not scored, with the reason, exit 1."""
+    agent = tmp_path / "big"
+    agent.mkdir()
+    (agent / "agent.toml").write_text(
+        '[agent]\nname = "big"\n[commands]\n'
+        "solve = \"python3 -c 'b = [bytearray(2**20) for _ in range(300)]'\"\n"
+    )
+    ids = tmp_path / "ids.txt"
+    ids.write_text("python__beer-song\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "dgm", "eval", str(agent), "--llm", "scripted/capability",
+         "--subset", f"@{ids}", "--memory", "512m", "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "DGM_POLYGLOT_DIR": str(POLYGLOT_DIR)},
+    )  # fmt: skip
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 1, said
+    assert "not scored (" in said and "outside the sandbox's own memory limit" in said, said
+    assert "1 of 1 task(s) not scored" in said
