@@ -12,7 +12,6 @@ import os
 import secrets
 import stat
 import threading
-import time
 from collections.abc import Coroutine
 from functools import partial
 from pathlib import Path
@@ -27,13 +26,13 @@ from dgm.gateway.budget import Ledger
 from dgm.gateway.calls import BoundJob, CallPipeline, UsageSink
 from dgm.gateway.exchange_log import ExchangeLog
 from dgm.gateway.outages import OutageWatch
-from dgm.gateway.pricing import PriceBook, cost_usd
-from dgm.gateway.probe import PROBE_JOB, ProviderProbes
+from dgm.gateway.pricing import PriceBook
+from dgm.gateway.probe import ProviderProbes, probe_record
 from dgm.gateway.recorder import Recorder
 from dgm.gateway.server import build_app
 from dgm.gateway.settings import LOCALHOST, GatewaySettings
 from dgm.gateway.socket_dir import prepare_socket_folder
-from dgm.gateway.types import Endpoint, JobBinding, Usage, UsageRecord, UsageTotals
+from dgm.gateway.types import Endpoint, JobBinding, Usage, UsageTotals
 
 T = TypeVar("T")
 
@@ -346,17 +345,8 @@ class Gateway:
     def _probe_spent(
         self, model: str, usage: Usage | None, latency: float, down: str | None
     ) -> None:
-        """A probe call: in the run's spend and its `llm_usage` (job `dgm-probe`, role
-        `probe`), so `dgm status` shows what probing cost."""
-        usage = usage or Usage()
-        price = self.prices.lookup(model)
-        record = UsageRecord(
-            run=self.run, job_id=PROBE_JOB, node_id=None, task_id=None, role="probe",
-            model=model, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-            cached_tokens=usage.cached_tokens, cache_write_tokens=usage.cache_write_tokens,
-            cost_usd=cost_usd(price, usage) if price is not None else 0.0, latency_s=latency,
-            error=None if down is None else down[:500], ts=time.time(),
-        )  # fmt: skip
+        """A probe call: in the run's spend and its `llm_usage` (probe.py)."""
+        record = probe_record(self.run, model, self.prices.lookup(model), usage, latency, down)
         self.ledger.book(record)
         if self.on_usage is not None:
             self._recorder.put(partial(self.on_usage, record))

@@ -16,13 +16,28 @@ from dgm.gateway.backends import provider_of
 from dgm.gateway.backends.base import CallContext
 from dgm.gateway.faults import simulated_outage
 from dgm.gateway.outages import OutageWatch, is_outage_error
+from dgm.gateway.pricing import cost_usd
 from dgm.gateway.request_policy import upstream_request
-from dgm.gateway.types import JobBinding, LLMCallError, UpstreamError, Usage
+from dgm.gateway.types import JobBinding, LLMCallError, UpstreamError, Usage, UsageRecord
 
 PROBE_JOB = "dgm-probe"
 """The job id (role `probe`) its calls are recorded under: in the run's spend, no job's."""
 NO_NETWORK = ("scripted", "replay")
 """Providers that live in this process: never down, nothing to probe."""
+
+
+def probe_record(
+    run: str, model: str, price: Any, usage: Usage | None, latency: float, down: str | None
+) -> UsageRecord:
+    """A probe call as the store's `llm_usage` sees it: job `dgm-probe`, role `probe`."""
+    usage = usage or Usage()
+    return UsageRecord(
+        run=run, job_id=PROBE_JOB, node_id=None, task_id=None, role="probe", model=model,
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        cached_tokens=usage.cached_tokens, cache_write_tokens=usage.cache_write_tokens,
+        cost_usd=cost_usd(price, usage) if price is not None else 0.0, latency_s=latency,
+        error=None if down is None else down[:500], ts=time.time(),
+    )  # fmt: skip
 
 
 async def probe_backend(
