@@ -67,6 +67,15 @@ class Ledger:
             else:  # a job bound again (a retry of the same job) keeps what it spent
                 account.budget = budget
 
+    def new_attempt(self, job_id: str) -> None:
+        """The job runs again after an outage: it gets its whole job budget afresh. What
+        its earlier attempts spent stays in the run's totals (and its `by_job` tally)."""
+        with self._lock:
+            account = self._jobs.get(job_id)
+            if account is not None:
+                account.started -= account.tally.calls  # calls still in flight stay counted
+                account.tally = Tally()
+
     async def reserve(
         self, job_id: str, max_cost_usd: float, max_tokens: int, modest_usd: float = 0.0
     ) -> Reservation:
@@ -97,19 +106,27 @@ class Ledger:
                 account.started -= 1
             else:
                 account.tally.add(record)
-                totals = self._totals
-                totals.run.add(record)
-                totals.spent_usd += record.cost_usd
-                for table, key in (
-                    (totals.by_job, record.job_id),
-                    (totals.by_node, record.node_id),
-                    (totals.by_role, record.role),
-                    (totals.by_model, record.model),
-                ):
-                    table.setdefault(key, Tally()).add(record)
+                self._book(record)
         if self._settled is not None:  # wake the calls held back
             self._settled.set()
             self._settled = None
+
+    def book(self, record: UsageRecord) -> None:
+        """A call no job made (the breaker's probe): in the run's spend, no job's budget."""
+        with self._lock:
+            self._book(record)
+
+    def _book(self, record: UsageRecord) -> None:
+        totals = self._totals
+        totals.run.add(record)
+        totals.spent_usd += record.cost_usd
+        for table, key in (
+            (totals.by_job, record.job_id),
+            (totals.by_node, record.node_id),
+            (totals.by_role, record.role),
+            (totals.by_model, record.model),
+        ):
+            table.setdefault(key, Tally()).add(record)
 
     def snapshot(self) -> UsageTotals:
         with self._lock:

@@ -13,6 +13,7 @@ import secrets
 import stat
 import threading
 from collections.abc import Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,12 +27,12 @@ from dgm.gateway.calls import BoundJob, CallPipeline, UsageSink
 from dgm.gateway.exchange_log import ExchangeLog
 from dgm.gateway.outages import OutageWatch
 from dgm.gateway.pricing import PriceBook
-from dgm.gateway.probe import ProviderProbes
+from dgm.gateway.probe import ProviderProbes, probe_record
 from dgm.gateway.recorder import Recorder
 from dgm.gateway.server import build_app
 from dgm.gateway.settings import LOCALHOST, GatewaySettings
 from dgm.gateway.socket_dir import prepare_socket_folder
-from dgm.gateway.types import Endpoint, JobBinding, UsageTotals
+from dgm.gateway.types import Endpoint, JobBinding, Usage, UsageTotals
 
 T = TypeVar("T")
 
@@ -83,7 +84,7 @@ class Gateway:
         self.outages = OutageWatch()
         """Which jobs met a provider outage (outages.py); the loop asks `outage_of`."""
         self._probes = ProviderProbes(
-            self.outages, self._backend, settings.run, self.retry.timeout_s
+            self.outages, self._backend, settings.run, self.retry.timeout_s, self._probe_spent
         )
         self._calls.on_upstream_failure = self._probes.failed
         self._calls.on_call = lambda job: self.outages.called(job.binding.job_id)
@@ -341,9 +342,23 @@ class Gateway:
             found = self.outages.outage_of(job_id)
         return None if found is None else (f"llm:{found[0]}", found[1])
 
+    def _probe_spent(
+        self, model: str, usage: Usage | None, latency: float, down: str | None
+    ) -> None:
+        """A probe call: in the run's spend and its `llm_usage` (probe.py)."""
+        record = probe_record(self.run, model, self.prices.lookup(model), usage, latency, down)
+        self.ledger.book(record)
+        if self.on_usage is not None:
+            self._recorder.put(partial(self.on_usage, record))
+
     # -- helpers -----------------------------------------------------------------------
     def totals(self) -> UsageTotals:
         return self.ledger.snapshot()
+
+    def new_attempt(self, job_id: str) -> None:
+        """`job_id` is re-queued after an outage: its next attempt has the whole per-job
+        budget (`[llm.job_budget]`) again; the run's spend keeps the earlier attempts'."""
+        self.ledger.new_attempt(job_id)
 
     def run_budget_exhausted(self) -> bool:
         """Whether a call was refused because of the run's dollar cap."""

@@ -2,7 +2,8 @@
 
 Infrastructure only from what an agent cannot cause: the harness's own call to the Docker
 engine failing to connect (an agent in its sandbox has no way to the engine), an image
-missing, the host measuring its own disk full, a Ray node lost. A container the agent
+missing, the host measuring its own disk full, a Ray node lost, an OOM killer outside the
+sandbox's own limit (raised by the sandbox itself: dgm/sandbox/oom.py). A container the agent
 crashed, memory it exhausted inside its limit, its own disk quota filled, its timeout:
 those come back as results (or harness errors that are not outages) and stay the agent's.
 """
@@ -48,6 +49,22 @@ def disk_full(path: Path) -> str | None:
     free, total = disk_usage(path)
     if free < min(MIN_FREE_BYTES, MIN_FREE_SHARE * total):
         return f"the host disk holding {path} has {free / 2**20:.0f} MiB free"
+    return None
+
+
+MIN_AVAILABLE_MEMORY = int(os.environ.get("DGM_MIN_FREE_MEMORY_MB", "256")) * 2**20
+
+
+def memory_low(meminfo: Path = Path("/proc/meminfo")) -> str | None:
+    """Why the host counts as out of memory now (MemAvailable below 256 MiB,
+    `DGM_MIN_FREE_MEMORY_MB`), or None (also where there is no /proc/meminfo)."""
+    try:
+        fields = dict(line.split(":", 1) for line in meminfo.read_text().splitlines())
+        available = int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return None
+    if available < MIN_AVAILABLE_MEMORY:
+        return f"the host has {available / 2**20:.0f} MiB of memory available"
     return None
 
 

@@ -110,10 +110,12 @@ class LoopSummary:
 
 def outage_probes(run: Run, jobs: JobFactory) -> dict[str, Callable[[], str | None]]:
     """How each dependency's breaker asks whether it is back: the job factory's (the LLM
-    providers), Docker (a fresh client's ping) and the host's disk under the run."""
-    from dgm.loop.failures import disk_full, docker_down
+    providers), Docker (a fresh client's ping), the host's disk under the run and its
+    available memory (after an OOM kill from outside a sandbox)."""
+    from dgm.loop.failures import disk_full, docker_down, memory_low
 
-    return {"docker": docker_down, "disk": lambda: disk_full(run.path), **jobs.probes()}
+    return {"docker": docker_down, "disk": lambda: disk_full(run.path), "memory": memory_low,
+            **jobs.probes()}  # fmt: skip
 
 
 class MetaLoop:

@@ -52,6 +52,10 @@ def outage_lines(run: Any) -> list[str]:
     lines.append(f"outages   {len(infra)} job(s) re-queued ({shown}); {pauses} pause(s), "
                  f"{paused / 60:.1f} min paused in finished sessions")  # fmt: skip
     lines.append(f"lost      ${run.lost_to_outages_usd():.2f} lost to outages (counted in spend)")
+    probes = run.usage_by("role").get("probe")
+    if probes:  # the breakers' and the gateway's own calls asking a provider if it is back
+        lines.append(f"probes    {int(probes['calls'])} call(s) asking the provider whether it "
+                     f"answers: ${probes['cost_usd'] or 0:.4f} (counted in spend)")  # fmt: skip
     if infra:
         last = infra[-1]
         lines.append(f"last      {_when(last['ts'])} {last['job']}: {last['reason'][:200]}")

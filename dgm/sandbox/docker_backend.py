@@ -21,8 +21,8 @@ import time
 import uuid
 from pathlib import Path
 
-from dgm.errors import SandboxError
-from dgm.sandbox import images, orphans, tarsafe
+from dgm.errors import InfrastructureFailure, SandboxError
+from dgm.sandbox import images, oom, orphans, tarsafe
 from dgm.sandbox.docker_client import docker_client
 from dgm.sandbox.spec import ExecResult, OutputBuffer, SandboxSpec
 
@@ -111,6 +111,9 @@ def container_config(spec: SandboxSpec, image: str, command: list[str], user: st
         tmpfs=tmpfs,
         mounts=mounts,
         init=True,
+        # Every sandbox under one cgroup (e.g. a slice capping their memory together):
+        # an OOM kill by that cap is the world's, like the host's (see oom.py).
+        cgroup_parent=os.environ.get("DGM_SANDBOX_CGROUP_PARENT") or None,
         log_config=docker.types.LogConfig(
             type="json-file", config={"max-size": str(limits.max_output), "max-file": "1"}
         ),
@@ -125,7 +128,7 @@ class DockerSandbox:
     def __init__(self, spec: SandboxSpec) -> None:
         self.spec = spec
         self.client = docker_client()
-        self._oom_seen = 0
+        self._memory_seen: dict[str, int] = {}
         self._pids_seen = 0
         sweep_once()
         image = images.resolve(spec.image)
@@ -191,12 +194,22 @@ class DockerSandbox:
         if exit_code is None:
             exit_code = 137
         # Leftover background processes die with their command; the counters tell
-        # whether a limit was hit while it ran.
-        oom_kills, pids_hits = self._cleanup_and_count()
-        oom = oom_kills > self._oom_seen and not timed_out
-        pids_limited = pids_hits > self._pids_seen
-        self._oom_seen, self._pids_seen = oom_kills, pids_hits
-        if oom:
+        # whether a limit was hit while it ran, and whose OOM killer struck.
+        counters = self._cleanup_and_count()
+        died_of_oom = False
+        if counters is None:  # the container itself is gone: who ended it?
+            self._raise_if_killed_from_outside(timed_out)
+            died_of_oom = bool(self.container.attrs["State"].get("OOMKilled"))
+        counters = counters or dict(self._memory_seen)  # unreadable: nothing to compare
+        seen, self._memory_seen = self._memory_seen, counters
+        outside = None if timed_out else oom.outside_kill(seen, counters)
+        if outside is not None:
+            raise InfrastructureFailure("memory", f"sandbox {self.name}: {outside}")
+        killed = counters.get("oom_kill", 0) > seen.get("oom_kill", 0) or died_of_oom
+        oom_killed = killed and not timed_out
+        pids_limited = counters.get("max", 0) > self._pids_seen
+        self._pids_seen = counters.get("max", 0)
+        if oom_killed:
             buffer.write(b"\n[dgm sandbox: killed by the out-of-memory killer]\n")
         if pids_limited:
             note = f"\n[dgm sandbox: the process limit ({self.spec.limits.pids}) was reached]\n"
@@ -204,7 +217,13 @@ class DockerSandbox:
         if timed_out:
             buffer.write(f"\n[dgm sandbox: killed at the {timeout:g} s timeout]\n".encode())
         return ExecResult(
-            exit_code, buffer.text(), timed_out, duration, oom, buffer.truncated, pids_limited
+            exit_code,
+            buffer.text(),
+            timed_out,
+            duration,
+            oom_killed,
+            buffer.truncated,
+            pids_limited,
         )
 
     def _kill_user_processes(self, reader: threading.Thread) -> bool:
@@ -216,26 +235,24 @@ class DockerSandbox:
                 return True
         return False
 
-    def _cleanup_and_count(self) -> tuple[int, int]:
-        """Kill what the command left running; read the OOM-kill and pids-limit counters
-        (cgroup v1 paths, then v2)."""
-        probe = (
-            ("kill -9 -1 2>/dev/null; " if self._user_is_unprivileged() else "")
-            + "cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events"
-            " /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events 2>/dev/null"
-        )
-        counters: dict[str, int] = {}
-        output = ""
+    def _cleanup_and_count(self) -> dict[str, int] | None:
+        """Kill what the command left running; read the memory and pids-limit counters
+        (see oom.py). None when the container no longer runs commands."""
+        probe = ("kill -9 -1 2>/dev/null; " if self._user_is_unprivileged() else "") + oom.PROBE
         for _ in range(5):  # under a fork bomb the probe itself may fail to start
-            output = self._exec_quiet(probe)
-            if "oom_kill" in output or "max" in output:
-                break
+            counters = oom.parse(self._exec_quiet(probe))
+            if "oom_kill" in counters or "max" in counters:
+                return counters
             time.sleep(0.2)
-        for line in output.splitlines():
-            name, _, value = line.partition(" ")
-            if name in ("oom_kill", "max") and value.strip().isdigit():
-                counters[name] = int(value)
-        return counters.get("oom_kill", 0), counters.get("max", 0)
+        self.container.reload()
+        return None if not self.container.attrs["State"].get("Running") else {}
+
+    def _raise_if_killed_from_outside(self, timed_out: bool) -> None:
+        """The container died under the command: if nothing of its own ended it (not the
+        harness at a timeout, not its own memory limit), that is the world's failure."""
+        why = None if timed_out else oom.killed_from_outside(self.container.attrs["State"])
+        if why is not None:
+            raise InfrastructureFailure("memory", f"sandbox {self.name}: {why}")
 
     def _user_is_unprivileged(self) -> bool:
         uid = self.spec.user.partition(":")[0]

@@ -137,6 +137,10 @@ class FakeJobs(JobFactory):
     def probes(self) -> dict[str, Any]:
         return llm_probes(self.gateway)
 
+    def new_attempt(self, job: FakeJob) -> None:
+        if self.gateway is not None:
+            self.gateway.new_attempt(job.job_id)
+
     def spent_usd(self, job: FakeJob) -> float:
         return float(usage_of(self.gateway, job.job_id)["cost_usd"]) if self.gateway else 0.0
 

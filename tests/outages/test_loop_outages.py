@@ -19,15 +19,17 @@ from tests.loop.fake_jobs import FakeJobs
 from tests.outages.standin import StandIn
 
 
-def _config(model: str, strategy: str = "hgm", **limits: Any) -> RunConfig:
+def _config(model: str, strategy: str = "hgm", llm: dict | None = None, **limits: Any) -> RunConfig:
     overrides = {"workers": 1, "strategy.name": strategy, "limits.max_evals": 14,
                  "llm.model": model, "llm.max_retries": 1, "sandbox.backend": "local"}  # fmt: skip
     overrides |= {f"limits.{k}": v for k, v in limits.items()}
+    overrides |= {f"llm.{k}": v for k, v in (llm or {}).items()}
     return RunConfig(name="t").with_overrides(overrides).with_price(model, Price(input=1, output=1))
 
 
 def _run(path: Path, seed: Path, standin: StandIn, **kw: Any) -> tuple[Run, MetaLoop, Any]:
-    config = _config(standin.model, kw.pop("strategy", "hgm"), **kw.pop("limits", {}))
+    config = _config(standin.model, kw.pop("strategy", "hgm"), kw.pop("llm", None),
+                     **kw.pop("limits", {}))  # fmt: skip
     run = Run.create(path, config, seed)
     gateway = Gateway.from_config(run.config, run="t", log_dir=None, on_usage=run.record_usage)
     gateway.retry = gateway.retry.__class__(max_retries=1, base_s=0.05, timeout_s=5)
@@ -83,6 +85,9 @@ def test_an_outage_pauses_the_run_and_changes_nothing_but_the_time(
     status = "\n".join(outage_lines(stormy))
     assert f"{len(infra)} job(s) re-queued (llm:openai-compatible {len(infra)})" in status
     assert "PAUSED" not in status  # it is back
+    probes = stormy.usage_by("role")["probe"]  # the probes' calls are in the spend, shown
+    assert probes["calls"] >= 2 and probes["cost_usd"] > 0  # failed ones and the answer
+    assert f"probes    {probes['calls']} call(s) asking the provider" in status
     shown = "\n".join(job_lines(stormy, infra[0]["job"]))
     assert "state     done" in shown and "outage" in shown and "LLM upstream unavailable" in shown
 
@@ -95,6 +100,29 @@ def test_money_spent_before_an_outage_is_counted_and_shown_as_lost(
     lost = run.lost_to_outages_usd()
     assert lost > 0
     assert run.spend_usd() >= lost  # still counted in the budget
+
+
+def test_each_attempt_after_an_outage_has_its_own_job_budget(
+    tmp_path: Path, tiny_seed: Path, standin: StandIn
+) -> None:
+    """Each job makes 2 calls and may make 2 (`[llm.job_budget] max_calls`). A job that made
+    them into an outage runs again with 2 calls of its own, not 0 left: it ends as in the
+    undisturbed run, and the first attempt's spend is in the run's, shown as lost."""
+    budget = {"job_budget.max_calls": 2}
+    calm, _, _ = _run(tmp_path / "calm", tiny_seed, standin, calls=2, llm=budget,
+                      strategy="greedy", limits={"max_evals": 4})  # fmt: skip
+    assert not any("allowed calls" in (e.error or "") for e in calm.evaluations())
+    standin.calls = 0
+    standin.down_after_calls = (4, 1.0)  # the 2nd job's 2nd call fails for good
+    run, _, _ = _run(tmp_path / "o", tiny_seed, standin, calls=2, llm=budget,
+                     strategy="greedy", limits={"max_evals": 4})  # fmt: skip
+    assert run.events(limit=None, kinds=["job_infra"]), "no job met the outage"
+    assert not any("allowed calls" in (e.error or "") for e in run.evaluations())
+    assert results(run) == results(calm) and lineage(run) == lineage(calm)
+    lost = run.lost_to_outages_usd()
+    probes = run.usage_by("role")["probe"]  # the breaker's "are you back?" calls cost too
+    assert lost > 0 and probes["calls"] >= 1
+    assert run.spend_usd() == pytest.approx(calm.spend_usd() + lost + probes["cost_usd"])
 
 
 def test_an_outage_longer_than_the_requeue_limit_is_scored_with_its_reason(

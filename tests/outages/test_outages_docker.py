@@ -65,7 +65,8 @@ Fault = tuple[int, Callable[[], None], Callable[[], None]]
 
 def _disturbed(run_dir: Path, env: dict[str, str], faults: list[Fault]) -> str:
     """Run; after `at` finished jobs each fault starts, and ends once the run has paused
-    for it (or after 90 s)."""
+    for it (or after 300 s: a loaded machine takes ~40 s an attempt, and the breaker
+    trips after 3)."""
     proc = _dgm(run_dir, env)
     for at, fail, recover in faults:
         deadline = time.monotonic() + 600
@@ -75,7 +76,7 @@ def _disturbed(run_dir: Path, env: dict[str, str], faults: list[Fault]) -> str:
         pauses = _kinds(run_dir).count("paused")
         fail()
         started = time.monotonic()
-        while time.monotonic() - started < 90 and proc.poll() is None:
+        while time.monotonic() - started < 300 and proc.poll() is None:
             if _kinds(run_dir).count("paused") > pauses:
                 time.sleep(3)  # a probe or two while it is down
                 break

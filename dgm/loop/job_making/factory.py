@@ -62,6 +62,10 @@ class JobFactory:
         """LLM dollars the job has spent so far (all its attempts in this process)."""
         return 0.0
 
+    def new_attempt(self, job: Any) -> None:
+        """The job is re-queued after an outage: its next attempt gets its own per-job
+        LLM budget (the earlier attempts' spend stays in the run's)."""
+
     def probes(self) -> dict[str, Callable[[], str | None]]:
         """How the circuit breakers ask each dependency whether it is back."""
         return {}

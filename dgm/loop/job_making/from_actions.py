@@ -187,6 +187,7 @@ class ActionJobs:
     ) -> Outcome:
         spent = self.factory.spent_usd(job)
         lost, self._spent[job_id] = spent - self._spent.get(job_id, 0.0), spent
+        self.factory.new_attempt(job)  # its own per-job budget again; the run's keeps `lost`
         if self.breakers is not None:
             self.breakers.failed(outage.dependency, outage.message)
         self.resume(action, job_id)  # the same job, same id, when it runs again

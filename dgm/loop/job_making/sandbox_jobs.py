@@ -194,6 +194,10 @@ class SandboxJobs(JobFactory):
     def spent_usd(self, job: Any) -> float:
         return float(usage_of(self.gateway, Path(job.log_dir).name).get("cost_usd", 0.0))
 
+    def new_attempt(self, job: Any) -> None:
+        if self.gateway is not None:
+            self.gateway.new_attempt(Path(job.log_dir).name)
+
     def probes(self) -> dict[str, Any]:
         return llm_probes(self.gateway)
 
