@@ -10,7 +10,7 @@ the agent's own failure is decided only from what an agent cannot cause:
   the loop's circuit breaker) failed near the same time;
 
 and never when the job was flooding the provider itself (more calls in the last minute
-than `flood_calls_per_minute`, or a burst of a twelfth of that in 5 seconds): rate limits
+than `flood_calls_per_minute`, or a burst of a twelfth of that in any 5 seconds of it): rate limits
 and overloads an agent provoked are its own.
 A failure of one request alone (a provider answering 500 to one odd request, or timing out
 on a huge `max_tokens`) while the probe is answered stays the agent's.
@@ -56,6 +56,17 @@ class Probe:
     """Why the probe failed, or None when the provider answered."""
 
 
+def _densest(times: list[float], span: float) -> int:
+    """The most calls in any `span` seconds of `times` (sorted): a burst counts even when
+    the failure it provoked is noted later, after the gateway's retries and backoff."""
+    most, start = 0, 0
+    for end, t in enumerate(times):
+        while times[start] < t - span:
+            start += 1
+        most = max(most, end - start + 1)
+    return most
+
+
 def is_outage_error(error_type: str, status: int) -> bool:
     """Whether a final error (after retries) may be the provider's fault."""
     return error_type in OUTAGE_TYPES or status in OUTAGE_STATUSES
@@ -92,9 +103,8 @@ class OutageWatch:
         now = self.clock()
         with self._lock:
             recent = [t for t in self._calls.get(job_id, ()) if t >= now - 60.0]
-            burst = [t for t in recent if t >= now - 5.0]
             rate = self.flood_calls_per_minute
-            flooding = len(recent) > rate or len(burst) > rate / 12
+            flooding = len(recent) > rate or _densest(recent, 5.0) > rate / 12
             failure = UpstreamFailure(job_id, provider, now, message, flooding, model)
             self._by_job.setdefault(job_id, []).append(failure)
             kept = self._failures.setdefault(provider, deque(maxlen=KEEP))

@@ -71,6 +71,26 @@ def test_a_flooding_job_owns_its_failures_even_when_others_fail_too() -> None:
     assert watch.outage_of("victim") is not None  # the flood hurt it: re-run it
 
 
+def test_a_burst_stays_the_flooders_when_its_failure_comes_after_the_backoff() -> None:
+    # Seen under load: the gateway's retries and backoff took longer than the burst window,
+    # so the flood's final 429 was noted with no call in the last 5 s, and the probe (429'd
+    # by the same flood) "corroborated" it.
+    clock = Clock()
+    watch = OutageWatch(clock=clock, flood_calls_per_minute=120)
+    for _ in range(40):  # 40 calls in 4 s, then retries with backoff
+        watch.called("flood")
+        clock.now += 0.1
+    clock.now += 20
+    watch.probed("openai", "HTTP 429")
+    watch.failed("flood", "openai", "HTTP 429")
+    assert watch.outage_of("flood") is None
+    for _ in range(8):  # an ordinary agent: a call every few seconds
+        watch.called("calm")
+        clock.now += 4
+    watch.failed("calm", "openai", "HTTP 429")
+    assert watch.outage_of("calm") is not None
+
+
 def test_breakers_trip_after_three_in_a_row_probe_with_backoff_and_close() -> None:
     clock, events, answers = Clock(), [], ["down", "still down", None]
     breakers = Breakers({"docker": lambda: answers.pop(0)}, on_event=lambda k, **d:
