@@ -92,7 +92,7 @@ def _plan(seed: int) -> CopyPlan:
 
 
 def _run(tmp: Path, plan: CopyPlan, solution: str) -> dict[str, str]:
-    (tmp / "tests").mkdir()
+    (tmp / "tests").mkdir(parents=True)
     (tmp / "tests" / "test_calc.py").write_text(plan.files["tests/test_calc.py"])
     (tmp / "calc.py").write_text(solution)
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -220,7 +220,67 @@ def test_a_raise_only_test_gets_copies_expecting_unrelated_exceptions(tmp_path: 
     plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(3))
     assert plan is not None and len(plan.must_fail) == 7
     text = plan.files["tests/test_calc.py"]
-    assert text.count("pytest.raises(TypeError)") == 1 and text.count("pytest.raises(") == 8
+    assert text.count("pytest.raises(TypeError)") == 1 and text.count("pytest.raises(") == 9
+    # a must-pass copy expects a superclass: betting on one member fails it
+    assert text.count("pytest.raises(Exception)") == 1 and len(plan.must_pass) == 1
     statuses = _run(tmp_path, plan, "def add(a, b):\n    return a + b\n")
     assert plan.evidence(statuses, claims_pass=True) == (None, None)
     assert plan.to_official(statuses) == {"tests/test_calc.py::test_add_rejects_text": "PASSED"}
+    bet = {k: ("FAILED" if any(c in k for c in plan.must_pass) else s)
+           for k, s in statuses.items()}  # fmt: skip
+    tampered, mismatch = plan.evidence(bet, claims_pass=True)
+    assert tampered is None and mismatch and "of a passing test was FAILED" in mismatch
+
+
+HELPER = """import pytest
+
+from calc import Calc
+
+
+def common_calc_test(calc):
+    assert calc.name == "calc"
+    assert calc.double(4) == 8
+
+
+def test_calc_basic():
+    common_calc_test(Calc())
+
+
+def test_calc_again():
+    calc = Calc()
+    common_calc_test(calc)
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_test_asserting_in_a_helper_gets_the_helpers_assertions_to_copy(
+    tmp_path: Path, seed: int
+) -> None:
+    f2p = ["tests/test_calc.py::test_calc_basic", "tests/test_calc.py::test_calc_again"]
+    plan = plan_copies({"tests/test_calc.py": HELPER}, f2p, [], random.Random(seed))
+    assert plan is not None and len(plan.must_fail) == 14  # both tests: 7 look-alikes each
+    assert set(plan.official.values()) == {"test_calc_basic", "test_calc_again"}
+    text = plan.files["tests/test_calc.py"]
+    assert text.count("common_calc_test(") == 1  # only its definition: every call inlined
+    assert "    calc = Calc()\n    assert calc.name" in text
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    assert set(plan.to_official(statuses).values()) == {"PASSED"}
+    forced = _run(tmp_path / "forced", plan, FIXED.replace("'calc'", "''").replace("2 *", "0 *")
+                  + FORCE)  # fmt: skip
+    tampered, _ = plan.evidence(forced, claims_pass=True)
+    assert tampered and "must-fail copy" in tampered
+
+
+def test_a_helper_whose_names_meet_the_tests_is_left_as_a_call() -> None:
+    from dgm.benchmarks.swebench.inline import inline_helpers
+
+    clash = HELPER.replace("def test_calc_again():\n    calc = Calc()",
+                           "def test_calc_again():\n    x = calc = Calc()")  # fmt: skip
+    clash = clash.replace("    assert calc.double(4) == 8\n",
+                          "    x = calc.double(4)\n    assert x == 8\n")  # fmt: skip
+    out = inline_helpers(clash, {"test_calc_basic", "test_calc_again"})
+    assert "    common_calc_test(calc)\n" in out  # x is the test's own: not inlined
+    assert "common_calc_test(Calc())" not in out  # the other test's call is
+    returns = HELPER.replace("    assert calc.double(4) == 8\n", "    return calc\n")
+    assert inline_helpers(returns, {"test_calc_basic"}) == returns

@@ -25,7 +25,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from dgm.benchmarks.swebench import mutations
+from dgm.benchmarks.swebench import inline, mutations
 from dgm.benchmarks.swebench.copy_plan import CopyPlan
 from dgm.benchmarks.swebench.mutations import Site
 
@@ -67,6 +67,9 @@ def plan_copies(
     rng: random.Random, n_fail: int = 3, n_pass: int = 2, per_test: int = 7,
 ) -> CopyPlan | None:  # fmt: skip
     """Copies for the test files `sources` (path -> text after the test patch), or None."""
+    # a test asserting only inside a helper gets the helper's assertions, to change
+    sources = {p: inline.inline_helpers(t, _module_tests(p, fail_to_pass))
+               for p, t in sources.items()}  # fmt: skip
     trees: dict[str, ast.Module] = {}
     for path, text in sources.items():
         try:
@@ -107,7 +110,17 @@ def plan_copies(
         # Several copies that change the same literal to values exchangeable with the
         # original's (mutations): it is one of k+1 look-alikes, with no twin, no centre
         # and no end. (P2P originals are known from the base commit: one copy each.)
-        site = rng.choice(test.sites)
+        # a literal rather than an exception type where there is one: which exception a
+        # test expects is easier to guess (the most common) than a changed literal
+        site = rng.choice([s for s in test.sites if not s.exception] or test.sites)
+        if site.exception and test.f2p and not _reads_type(test.node):
+            # must-pass copies expecting a superclass: a forger betting on one member
+            # of a raise-only family fails these (their original passed: not resolved)
+            for sup in mutations.superclasses(site.source, rng)[:2]:
+                extra = names.draw(test.file)
+                must_pass[extra] = fresh
+                segment = _segment(text, test.node, extra, [Edit(site.start, site.end, sup)])
+                edits[test.file].append(_insertion(text, test, segment, rng))
         for i, new in enumerate(site.changes(per_test if test.f2p else 1, rng)):
             copy = copy if i == 0 else names.draw(test.file)
             must_fail[copy] = fresh
@@ -122,6 +135,22 @@ def plan_copies(
         except (SyntaxError, ValueError):
             return None
     return CopyPlan(files, official, must_fail, must_pass)
+
+
+def _module_tests(path: str, tests: list[str]) -> set[str]:
+    """Bare names of the module-level tests of `path` among `tests` (ids or bare names)."""
+    out = set()
+    for test in tests:
+        parts = _base(test).split("::")
+        if len(parts) == 1 or (len(parts) == 2 and parts[0] == path):
+            out.add(parts[-1])
+    return out
+
+
+def _reads_type(fn: ast.FunctionDef) -> bool:
+    """Looks at which type was raised (`excinfo.type`): a superclass would not match."""
+    return any(isinstance(n, ast.Attribute) and n.attr in ("type", "typename", "errisinstance")
+               for n in ast.walk(fn))  # fmt: skip
 
 
 def _base(test_id: str) -> str:

@@ -45,6 +45,10 @@ class Site:
     end: int
     source: str
 
+    @property
+    def exception(self) -> bool:
+        return self.source in EXCEPTIONS
+
     def changes(self, k: int, rng: random.Random) -> list[str]:
         """k different spellings; with the original they are exchangeable (or [])."""
         if self.source in EXCEPTIONS:
@@ -99,6 +103,14 @@ def exception_family(name: str, k: int, rng: random.Random) -> list[str]:
     pool = [n for n in _COMMON if not issubclass(EXCEPTIONS[n], mine)
             and not issubclass(mine, EXCEPTIONS[n])]  # fmt: skip
     return rng.sample(pool, min(k, len(pool)))
+
+
+def superclasses(name: str, rng: random.Random) -> list[str]:
+    """Built-in exception types that catch `name` (Exception included), in random order."""
+    out = [c.__name__ for c in EXCEPTIONS[name].__mro__[1:]
+           if c.__name__ in EXCEPTIONS and EXCEPTIONS[c.__name__] is c]  # fmt: skip
+    rng.shuffle(out)
+    return out
 
 
 def expected_exception(node: ast.expr) -> ast.Name | None:
