@@ -284,3 +284,15 @@ def test_a_helper_whose_names_meet_the_tests_is_left_as_a_call() -> None:
     assert "common_calc_test(Calc())" not in out  # the other test's call is
     returns = HELPER.replace("    assert calc.double(4) == 8\n", "    return calc\n")
     assert inline_helpers(returns, {"test_calc_basic"}) == returns
+
+
+def test_a_text_looked_for_in_the_output_gets_look_alikes(tmp_path: Path) -> None:
+    source = "from calc import Calc\n\n\ndef test_name_text():\n    assert 'cal' in Calc().name\n"
+    f2p = ["tests/test_calc.py::test_name_text"]
+    plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(5))
+    assert plan is not None and len(plan.must_fail) == 7
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    assert plan.to_official(statuses) == {"tests/test_calc.py::test_name_text": "PASSED"}
+    not_in = source.replace("' in", "' not in")  # one-sided: no copies of `not in`
+    assert plan_copies({"tests/test_calc.py": not_in}, f2p, [], random.Random(5)) is None

@@ -209,9 +209,9 @@ def _leaves_early(fn: ast.FunctionDef) -> bool:
 
 
 def _sites(text: str, body: list[ast.stmt]) -> list[Site]:
-    """Literals compared for equality by assertions a passing run of this body must have
-    executed (only those: a flipped operator or an added `not` is one-sided, the
-    original is the member without it)."""
+    """Literals compared for equality (or looked for in a text) by assertions a passing
+    run of this body must have executed (only those: a flipped operator or an added `not`
+    is one-sided, the original is the member without it)."""
     sites: list[Site] = []
     for stmt in body:
         expects = [mutations.expected_exception(i.context_expr)
@@ -233,6 +233,16 @@ def _sites(text: str, body: list[ast.stmt]) -> list[Site]:
                 and isinstance(test.ops[0], ast.Eq)
             ):
                 sites += _literal_sites(text, [test.left, test.comparators[0]])
+            elif (
+                isinstance(test, ast.Compare)
+                and isinstance(test.ops[0], ast.In)
+                and len(test.ops) == 1
+                and isinstance(test.left, ast.Constant)
+                and isinstance(test.left.value, str)
+                and len(test.left.value) >= 3
+            ):
+                # `assert "@foo" in out`: a text changed at one character is not in it
+                sites += _literal_sites(text, [test.left])
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             func = stmt.value.func
             if (isinstance(func, ast.Attribute) and func.attr in _UNITTEST_EQUAL
