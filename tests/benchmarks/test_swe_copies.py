@@ -296,3 +296,18 @@ def test_a_text_looked_for_in_the_output_gets_look_alikes(tmp_path: Path) -> Non
     assert plan.to_official(statuses) == {"tests/test_calc.py::test_name_text": "PASSED"}
     not_in = source.replace("' in", "' not in")  # one-sided: no copies of `not in`
     assert plan_copies({"tests/test_calc.py": not_in}, f2p, [], random.Random(5)) is None
+
+
+def test_a_number_an_expected_expression_computes_with_gets_look_alikes(tmp_path: Path) -> None:
+    source = (
+        "from calc import Calc\n\n\ndef test_double_expr():\n    x = 4\n"
+        "    assert Calc().double(x) == 2 * x\n    assert Calc().double(1) == 1 + 1\n"
+    )  # fmt: skip
+    f2p = ["tests/test_calc.py::test_double_expr"]
+    plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(2))
+    assert plan is not None and len(plan.must_fail) == 7
+    text = plan.files["tests/test_calc.py"]
+    assert text.count(" == 1 + 1") == 8  # two constants could fold alike: never changed
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    assert plan.to_official(statuses) == {"tests/test_calc.py::test_double_expr": "PASSED"}

@@ -233,6 +233,7 @@ def _sites(text: str, body: list[ast.stmt]) -> list[Site]:
                 and isinstance(test.ops[0], ast.Eq)
             ):
                 sites += _literal_sites(text, [test.left, test.comparators[0]])
+                sites += _arithmetic_sites(text, test.comparators[0])
             elif (
                 isinstance(test, ast.Compare)
                 and isinstance(test.ops[0], ast.In)
@@ -248,7 +249,25 @@ def _sites(text: str, body: list[ast.stmt]) -> list[Site]:
             if (isinstance(func, ast.Attribute) and func.attr in _UNITTEST_EQUAL
                     and isinstance(func.value, ast.Name) and func.value.id == "self"):  # fmt: skip
                 sites += _literal_sites(text, stmt.value.args[:2])
+                sites += _arithmetic_sites(text, *stmt.value.args[1:2])
     return sites
+
+
+def _arithmetic_sites(text: str, expected: ast.expr | None = None) -> list[Site]:
+    """Numbers an expected expression computes with (`== sin(x)**3`, `== (1 + E, d)`): an
+    operand of arithmetic beside a non-constant, so the changed expression has another
+    value (two constants could fold to the same one)."""
+    if expected is None or mutations.literal_nodes(expected):
+        return []  # a plain literal or display: _literal_sites has it
+    nodes = [
+        side
+        for node in ast.walk(expected)
+        if isinstance(node, ast.BinOp)
+        for side, other in ((node.left, node.right), (node.right, node.left))
+        if isinstance(side, ast.Constant) and type(side.value) in (int, float)
+        and not isinstance(other, ast.Constant)
+    ]  # fmt: skip
+    return _literal_sites(text, nodes)
 
 
 def _literal_sites(text: str, operands: list[ast.expr]) -> list[Site]:
