@@ -311,3 +311,23 @@ def test_a_number_an_expected_expression_computes_with_gets_look_alikes(tmp_path
     statuses = _run(tmp_path, plan, FIXED)
     assert plan.evidence(statuses, claims_pass=True) == (None, None)
     assert plan.to_official(statuses) == {"tests/test_calc.py::test_double_expr": "PASSED"}
+
+
+def test_an_assertion_in_a_loop_over_a_written_list_gets_look_alikes(tmp_path: Path) -> None:
+    source = (
+        "from calc import Calc\n\nNAMES = ['a', 'b']\n\n\ndef test_name_loop():\n"
+        "    for _ in NAMES:\n        assert Calc().double(3) == 6\n\n\n"
+        "def test_name_maybe():\n    for _ in Calc().name[:0]:\n"
+        "        assert Calc().double(3) == 6\n"
+    )  # fmt: skip
+    f2p = ["tests/test_calc.py::test_name_loop", "tests/test_calc.py::test_name_maybe"]
+    plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(4))
+    # the loop over what may be empty could pass without its assertion: not copied
+    assert plan is not None
+    assert {plan.official[o] for o in plan.must_fail.values()} == {"test_name_loop"}
+    assert len(plan.must_fail) == 7
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    raw = "def test_text():\n    assert r'\\p{Han} at 1' in 'x'\n"
+    changed = Site(0, 0, "r'\\p{Han} at 1'").changes(3, random.Random(0))
+    assert len(changed) == 3 and all(c.startswith("r'\\p{Han} at ") for c in changed), raw

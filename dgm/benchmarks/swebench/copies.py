@@ -184,7 +184,7 @@ def _tests(path: str, text: str, tree: ast.Module, gold: set[str],
             if {a.arg for a in stmt.args.args} & NAME_SENSITIVE or stmt.name in strings:
                 continue  # its outcome depends on its own name: a copy could not match it
             test = _Test(path, stmt, body, stmt.name, gold_key, gold_key in f2p)
-            test.sites = _sites(text, stmt.body)
+            test.sites = _sites(text, stmt.body, tree)
             found.append(test)
     if any(_assigns(s, "pytestmark") for s in tree.body):
         return []
@@ -208,7 +208,7 @@ def _leaves_early(fn: ast.FunctionDef) -> bool:
     return False
 
 
-def _sites(text: str, body: list[ast.stmt]) -> list[Site]:
+def _sites(text: str, body: list[ast.stmt], module: ast.Module | None = None) -> list[Site]:
     """Literals compared for equality (or looked for in a text) by assertions a passing
     run of this body must have executed (only those: a flipped operator or an added `not`
     is one-sided, the original is the member without it)."""
@@ -224,7 +224,9 @@ def _sites(text: str, body: list[ast.stmt]) -> list[Site]:
         if isinstance(stmt, ast.With) and not any(
             _SWALLOWS.search(ast.unparse(i.context_expr)) for i in stmt.items
         ):
-            sites += _sites(text, stmt.body)
+            sites += _sites(text, stmt.body, module)
+        elif isinstance(stmt, ast.For) and _runs_body(stmt, module):
+            sites += _sites(text, stmt.body, module)
         elif isinstance(stmt, ast.Assert):
             test = stmt.test
             if (
@@ -251,6 +253,28 @@ def _sites(text: str, body: list[ast.stmt]) -> list[Site]:
                 sites += _literal_sites(text, stmt.value.args[:2])
                 sites += _arithmetic_sites(text, *stmt.value.args[1:2])
     return sites
+
+
+def _runs_body(loop: ast.For, module: ast.Module | None) -> bool:
+    """A loop whose body every run executes in full: over a non-empty display written in
+    the test or bound once at module level, with no `break`/`continue`/`else`."""
+    if loop.orelse or any(isinstance(n, ast.Break | ast.Continue) for n in ast.walk(loop)):
+        return False
+    items = loop.iter
+    if isinstance(items, ast.Name) and module is not None:
+        bound = [s for s in ast.walk(module) if any(
+            isinstance(t, ast.Name) and t.id == items.id
+            for t in getattr(s, "targets", []) + [getattr(s, "target", None)])]  # fmt: skip
+        rebound = [n for n in ast.walk(module) if isinstance(n, ast.Name)
+                   and n.id == items.id and not isinstance(n.ctx, ast.Load)]  # fmt: skip
+        if len(bound) != 1 or len(rebound) != 1 or bound[0] not in module.body:
+            return False
+        items = getattr(bound[0], "value", None)
+    return (
+        isinstance(items, ast.List | ast.Tuple)
+        and bool(items.elts)
+        and not any(isinstance(e, ast.Starred) for e in items.elts)
+    )
 
 
 def _arithmetic_sites(text: str, expected: ast.expr | None = None) -> list[Site]:

@@ -9,7 +9,7 @@ family in which nothing structural tells the original apart.
   are pairwise one edit apart, so there is no centre and no end.
 
 A literal that cannot be changed this way (hex or exponent numbers, strings with
-escapes or without a letter or digit) is no site: a one-sided change would name its
+escapes (not raw ones) or without a letter or digit) is no site: a one-sided change would name its
 original to any test that reads its own file. What stays: a reader with a model of what
 a plausible value is (a real word against its one-letter variants, a round number) can
 still guess better than chance; each family is one guess, and a forger must guess every
@@ -80,10 +80,12 @@ def number_family(source: str, k: int, rng: random.Random) -> list[str]:
 
 
 def string_family(source: str, k: int, rng: random.Random) -> list[str]:
-    if "\\" in source or not source or source[-1] not in "'\"":
+    if not source or source[-1] not in "'\"":
         return []
     quote = source[-1]
     first = source.find(quote)
+    if "\\" in source and "r" not in source[:first].lower():
+        return []  # an escape: a raw string's backslashes are plain characters
     spots = [
         i for i in range(first + 1, len(source) - 1) if source[i].isascii() and source[i].isalnum()
     ]
