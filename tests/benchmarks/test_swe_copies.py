@@ -261,7 +261,7 @@ def test_a_test_asserting_in_a_helper_gets_the_helpers_assertions_to_copy(
     assert plan is not None and len(plan.must_fail) == 14  # both tests: 7 look-alikes each
     assert set(plan.official.values()) == {"test_calc_basic", "test_calc_again"}
     text = plan.files["tests/test_calc.py"]
-    assert text.count("common_calc_test(") == 1  # only its definition: every call inlined
+    assert "common_calc_test" not in text  # every use inlined: no helper text to compare
     assert "    calc = Calc()\n    assert calc.name" in text
     statuses = _run(tmp_path, plan, FIXED)
     assert plan.evidence(statuses, claims_pass=True) == (None, None)
@@ -282,6 +282,8 @@ def test_a_helper_whose_names_meet_the_tests_is_left_as_a_call() -> None:
     out = inline_helpers(clash, {"test_calc_basic", "test_calc_again"})
     assert "    common_calc_test(calc)\n" in out  # x is the test's own: not inlined
     assert "common_calc_test(Calc())" not in out  # the other test's call is
+    assert "def common_calc_test(" in out  # still called: kept
+    assert "def common_calc_test(" not in inline_helpers(HELPER, {"test_calc_basic"})
     returns = HELPER.replace("    assert calc.double(4) == 8\n", "    return calc\n")
     assert inline_helpers(returns, {"test_calc_basic"}) == returns
 

@@ -16,26 +16,39 @@ import textwrap
 
 
 def inline_helpers(text: str, wanted: set[str]) -> str:
-    """`text` with the helper calls of the tests named in `wanted` (bare names) inlined."""
+    """`text` with the helper calls of the tests named in `wanted` (bare names) inlined.
+    Where every use of such a helper is a call a module-level test makes, all of them are
+    inlined and the helper is gone: the original's text is then no helper's text."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return text
     lines = text.splitlines(keepends=True)
-    helpers = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef) and _plain(s)}
-    tests = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name in wanted]
-    edits: list[tuple[int, int, str]] = []  # (first line, last line, new text), 0-based
-    for test in tests:
-        for stmt in test.body:
+    functions = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
+    helpers = {s.name: s for s in functions if _plain(s)}
+    calls: dict[str, list[tuple[ast.FunctionDef, ast.stmt, ast.Call]]] = {}
+    for fn in functions:
+        for stmt in fn.body:
             call = stmt.value if isinstance(stmt, ast.Expr) else None
-            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
-                continue
-            helper = helpers.get(call.func.id)
-            if helper is None or helper is test:
-                continue
-            new = _inlined(text, lines, helper, call, test, stmt)
-            if new is not None:
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+                if call.func.id in helpers and helpers[call.func.id] is not fn:
+                    calls.setdefault(call.func.id, []).append((fn, stmt, call))
+    uses = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    edits: list[tuple[int, int, str]] = []  # (first line, last line, new text), 0-based
+    for name, found in calls.items():
+        if not any(fn.name in wanted for fn, _, _ in found):
+            continue
+        helper = helpers[name]
+        made = [(fn, stmt, _inlined(text, lines, helper, call, fn, stmt))
+                for fn, stmt, call in found]  # fmt: skip
+        everywhere = uses.count(name) == len(found) and all(
+            new is not None and fn.name.startswith("test") for fn, _, new in made
+        )
+        for fn, stmt, new in made:
+            if new is not None and (everywhere or fn.name in wanted):
                 edits.append((stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1, new))
+        if everywhere:
+            edits.append((helper.lineno - 1, (helper.end_lineno or helper.lineno) - 1, ""))
     for first, last, new in sorted(edits, reverse=True):
         lines[first : last + 1] = [new]
     out = "".join(lines)
