@@ -296,6 +296,8 @@ def test_a_text_looked_for_in_the_output_gets_look_alikes(tmp_path: Path) -> Non
     statuses = _run(tmp_path, plan, FIXED)
     assert plan.evidence(statuses, claims_pass=True) == (None, None)
     assert plan.to_official(statuses) == {"tests/test_calc.py::test_name_text": "PASSED"}
+    numbered = Site(0, 0, "'item_1'", letters=True).changes(5, random.Random(1))
+    assert len(numbered) == 5 and all(c.endswith("_1'") for c in numbered)  # not item_2
     not_in = source.replace("' in", "' not in")  # one-sided: no copies of `not in`
     assert plan_copies({"tests/test_calc.py": not_in}, f2p, [], random.Random(5)) is None
 

@@ -245,7 +245,8 @@ def _sites(text: str, body: list[ast.stmt], module: ast.Module | None = None) ->
                 and len(test.left.value) >= 3
             ):
                 # `assert "@foo" in out`: a text changed at one character is not in it
-                sites += _literal_sites(text, [test.left])
+                sites += [Site(*_span(text, test.left), s.source, letters=True)
+                          for s in _literal_sites(text, [test.left])]  # fmt: skip
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             func = stmt.value.func
             if (isinstance(func, ast.Attribute) and func.attr in _UNITTEST_EQUAL

@@ -44,6 +44,9 @@ class Site:
     start: int  # character offsets into the file's source
     end: int
     source: str
+    letters: bool = False
+    """Change a letter rather than a digit: a text looked for in a collection could meet
+    a numbered sibling (`"item_1" in names` beside `"item_2"`)."""
 
     @property
     def exception(self) -> bool:
@@ -53,7 +56,9 @@ class Site:
         """k different spellings; with the original they are exchangeable (or [])."""
         if self.source in EXCEPTIONS:
             return exception_family(self.source, k, rng)
-        return number_family(self.source, k, rng) or string_family(self.source, k, rng)
+        return number_family(self.source, k, rng) or string_family(
+            self.source, k, rng, self.letters
+        )
 
 
 def number_family(source: str, k: int, rng: random.Random) -> list[str]:
@@ -79,7 +84,7 @@ def number_family(source: str, k: int, rng: random.Random) -> list[str]:
     return []
 
 
-def string_family(source: str, k: int, rng: random.Random) -> list[str]:
+def string_family(source: str, k: int, rng: random.Random, letters: bool = False) -> list[str]:
     if not source or source[-1] not in "'\"":
         return []
     quote = source[-1]
@@ -89,7 +94,7 @@ def string_family(source: str, k: int, rng: random.Random) -> list[str]:
     spots = [
         i for i in range(first + 1, len(source) - 1) if source[i].isascii() and source[i].isalnum()
     ]
-    spots = [i for i in spots if source[i].isdigit()] or spots
+    spots = [i for i in spots if source[i].isdigit() != letters] or spots
     if source.startswith(quote * 3, first) or not spots:
         return []
     i = rng.choice(spots)
