@@ -192,7 +192,7 @@ def test_an_official_name_beside_its_fresh_one_is_tampering_never_last_wins() ->
     assert tampered and "two names" in tampered
 
 
-@pytest.mark.parametrize("source", ["3", "-2", "0", "120", "1.50", "'ab1'", "b'xyz'", '"A"'])
+@pytest.mark.parametrize("source", ["3", "-2", "0", "120", "1.50", "'ij5'", "b'klm'", '"M"'])
 def test_a_literal_family_is_exchangeable(source: str) -> None:
     """Over many draws the original is at every rank (numbers) and, for strings, the
     members are pairwise one character apart: no minimum, no centre gives it away."""
@@ -204,10 +204,11 @@ def test_a_literal_family_is_exchangeable(source: str) -> None:
         if source[-1] not in "'\"":
             ranks.add(sorted(family, key=float).index(source))
         else:
+            ranks.add(sorted(family).index(source))  # nor the smallest text
             assert all(sum(a != b for a, b in zip(x, y, strict=True)) == 1
                        for x in family for y in family if x != y)  # fmt: skip
-    assert source[-1] in "'\"" or ranks == set(range(5))
-    for unsafe in ("0x10", "1e3", "'a\\n'", "''", "'''abc'''"):
+    assert ranks == set(range(5))
+    for unsafe in ("0x10", "1e3", "'a\\n'", "''", "'''abc'''", "'a0'"):
         assert Site(0, len(unsafe), unsafe).changes(3, random.Random(1)) == []
 
 
@@ -334,4 +335,4 @@ def test_an_assertion_in_a_loop_over_a_written_list_gets_look_alikes(tmp_path: P
     assert plan.evidence(statuses, claims_pass=True) == (None, None)
     raw = "def test_text():\n    assert r'\\p{Han} at 1' in 'x'\n"
     changed = Site(0, 0, "r'\\p{Han} at 1'").changes(3, random.Random(0))
-    assert len(changed) == 3 and all(c.startswith("r'\\p{Han} at ") for c in changed), raw
+    assert len(changed) == 3 and all(c.startswith("r'") and "\\" in c for c in changed), raw

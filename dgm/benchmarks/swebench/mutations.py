@@ -5,8 +5,10 @@ family in which nothing structural tells the original apart.
   of the last written decimal for floats) with the original at a uniformly random rank,
   so it is neither the smallest nor the middle more often than any copy.
 - Strings and bytes: every copy changes the same character position, to distinct
-  characters of the same class (digit, lower, upper; digits preferred): the k+1 members
-  are pairwise one edit apart, so there is no centre and no end.
+  characters of the same class (digit, lower, upper; digits preferred where they allow
+  as many copies), drawn so the original's rank in the class's order is uniform (fewer
+  copies where a character has fewer than k neighbours on a side): the k+1 members are
+  pairwise one edit apart, so there is no centre and no end.
 
 A literal that cannot be changed this way (hex or exponent numbers, strings with
 escapes (not raw ones) or without a letter or digit) is no site: a one-sided change would name its
@@ -94,13 +96,30 @@ def string_family(source: str, k: int, rng: random.Random, letters: bool = False
     spots = [
         i for i in range(first + 1, len(source) - 1) if source[i].isascii() and source[i].isalnum()
     ]
-    spots = [i for i in spots if source[i].isdigit() != letters] or spots
     if source.startswith(quote * 3, first) or not spots:
+        return []
+    # The original must be able to take any rank among the k+1 members in its class's
+    # order (else "the smallest character" finds a "0" original every time): a spot with
+    # k characters of its class on each side, or as many as the best spot has.
+    rooms = {i: _room(source[i]) for i in spots}
+    k = min(k, max(rooms.values()))
+    spots = [i for i in spots if rooms[i] >= k]
+    spots = [i for i in spots if source[i].isdigit() != letters] or spots
+    if k < 1:
         return []
     i = rng.choice(spots)
     alphabet = next(c for c in _CLASSES if source[i] in c)
-    chars = rng.sample([c for c in alphabet if c != source[i]], min(k, len(alphabet) - 1))
+    at = alphabet.index(source[i])
+    below = rng.randrange(k + 1)  # the original's rank, uniform
+    chars = rng.sample(alphabet[:at], below) + rng.sample(alphabet[at + 1 :], k - below)
+    rng.shuffle(chars)
     return [source[:i] + c + source[i + 1 :] for c in chars]
+
+
+def _room(char: str) -> int:
+    alphabet = next(c for c in _CLASSES if char in c)
+    at = alphabet.index(char)
+    return min(at, len(alphabet) - 1 - at)
 
 
 def exception_family(name: str, k: int, rng: random.Random) -> list[str]:
