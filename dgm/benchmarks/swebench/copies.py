@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from dgm.benchmarks.swebench import inline, mutations
 from dgm.benchmarks.swebench.copy_plan import CopyPlan
 from dgm.benchmarks.swebench.mutations import Site
+from dgm.benchmarks.swebench.sites import assertion_sites, line_starts, offset
 
 _NO_COPY = re.compile(r"skip|xfail|expectedfailure|slow|flaky|XFAIL|SKIP", re.I)
-_SWALLOWS = re.compile(r"raises|warns|suppress|expect|deprecated|Raises|Warns", re.I)
-_UNITTEST_EQUAL = {"assertEqual", "assertEquals"}
 # Fixtures that make a test's outcome depend on its own name (files named after it, node
 # ids in expected output, snapshot files): such a test is never renamed or copied.
 NAME_SENSITIVE = {"request", "pytester", "testdir", "snapshot", "data_regression",
@@ -184,7 +183,7 @@ def _tests(path: str, text: str, tree: ast.Module, gold: set[str],
             if {a.arg for a in stmt.args.args} & NAME_SENSITIVE or stmt.name in strings:
                 continue  # its outcome depends on its own name: a copy could not match it
             test = _Test(path, stmt, body, stmt.name, gold_key, gold_key in f2p)
-            test.sites = _sites(text, stmt.body, tree)
+            test.sites = assertion_sites(text, stmt.body, tree)
             found.append(test)
     if any(_assigns(s, "pytestmark") for s in tree.body):
         return []
@@ -208,131 +207,15 @@ def _leaves_early(fn: ast.FunctionDef) -> bool:
     return False
 
 
-def _sites(text: str, body: list[ast.stmt], module: ast.Module | None = None) -> list[Site]:
-    """Literals compared for equality (or looked for in a text) by assertions a passing
-    run of this body must have executed (only those: a flipped operator or an added `not`
-    is one-sided, the original is the member without it)."""
-    sites: list[Site] = []
-    for stmt in body:
-        expects = [mutations.expected_exception(i.context_expr)
-                   for i in getattr(stmt, "items", [])]  # fmt: skip
-        if isinstance(stmt, ast.Expr):
-            expects.append(mutations.expected_exception(stmt.value))
-        # an expected exception swapped for an unrelated one: the raise-only tests too
-        sites += [Site(*_span(text, e), e.id) for e in expects
-                  if e is not None and Site(0, 0, e.id).changes(1, random.Random(0))]  # fmt: skip
-        if isinstance(stmt, ast.With) and not any(
-            _SWALLOWS.search(ast.unparse(i.context_expr)) for i in stmt.items
-        ):
-            sites += _sites(text, stmt.body, module)
-        elif isinstance(stmt, ast.For) and _runs_body(stmt, module):
-            sites += _sites(text, stmt.body, module)
-        elif isinstance(stmt, ast.Assert):
-            test = stmt.test
-            if (
-                isinstance(test, ast.Compare)
-                and len(test.ops) == 1
-                and isinstance(test.ops[0], ast.Eq)
-            ):
-                sites += _literal_sites(text, [test.left, test.comparators[0]])
-                sites += _arithmetic_sites(text, test.comparators[0])
-            elif (
-                isinstance(test, ast.Compare)
-                and isinstance(test.ops[0], ast.In)
-                and len(test.ops) == 1
-                and isinstance(test.left, ast.Constant)
-                and isinstance(test.left.value, str)
-                and len(test.left.value) >= 3
-            ):
-                # `assert "@foo" in out`: a text changed at one character is not in it
-                sites += [Site(*_span(text, test.left), s.source, letters=True)
-                          for s in _literal_sites(text, [test.left])]  # fmt: skip
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            func = stmt.value.func
-            if (isinstance(func, ast.Attribute) and func.attr in _UNITTEST_EQUAL
-                    and isinstance(func.value, ast.Name) and func.value.id == "self"):  # fmt: skip
-                sites += _literal_sites(text, stmt.value.args[:2])
-                sites += _arithmetic_sites(text, *stmt.value.args[1:2])
-    return sites
-
-
-def _runs_body(loop: ast.For, module: ast.Module | None) -> bool:
-    """A loop whose body every run executes in full: over a non-empty display written in
-    the test or bound once at module level, with no `break`/`continue`/`else`."""
-    if loop.orelse or any(isinstance(n, ast.Break | ast.Continue) for n in ast.walk(loop)):
-        return False
-    items = loop.iter
-    if isinstance(items, ast.Name) and module is not None:
-        bound = [s for s in ast.walk(module) if any(
-            isinstance(t, ast.Name) and t.id == items.id
-            for t in getattr(s, "targets", []) + [getattr(s, "target", None)])]  # fmt: skip
-        rebound = [n for n in ast.walk(module) if isinstance(n, ast.Name)
-                   and n.id == items.id and not isinstance(n.ctx, ast.Load)]  # fmt: skip
-        if len(bound) != 1 or len(rebound) != 1 or bound[0] not in module.body:
-            return False
-        items = getattr(bound[0], "value", None)
-    return (
-        isinstance(items, ast.List | ast.Tuple)
-        and bool(items.elts)
-        and not any(isinstance(e, ast.Starred) for e in items.elts)
-    )
-
-
-def _arithmetic_sites(text: str, expected: ast.expr | None = None) -> list[Site]:
-    """Numbers an expected expression computes with (`== sin(x)**3`, `== (1 + E, d)`): an
-    operand of arithmetic beside a non-constant, so the changed expression has another
-    value (two constants could fold to the same one)."""
-    if expected is None or mutations.literal_nodes(expected):
-        return []  # a plain literal or display: _literal_sites has it
-    nodes = [
-        side
-        for node in ast.walk(expected)
-        if isinstance(node, ast.BinOp)
-        for side, other in ((node.left, node.right), (node.right, node.left))
-        if isinstance(side, ast.Constant) and type(side.value) in (int, float)
-        and not isinstance(other, ast.Constant)
-    ]  # fmt: skip
-    return _literal_sites(text, nodes)
-
-
-def _literal_sites(text: str, operands: list[ast.expr]) -> list[Site]:
-    out = []
-    for node in (n for operand in operands for n in mutations.literal_nodes(operand)):
-        start, end = _span(text, node)
-        site = Site(start, end, text[start:end])
-        if site.changes(1, random.Random(0)):
-            out.append(site)
-    return out
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return starts
-
-
-def _offset(text: str, lineno: int, col: int) -> int:
-    """Character offset of ast's (1-based line, UTF-8 byte column)."""
-    starts = _line_starts(text)
-    line = text[starts[lineno - 1] : starts[lineno]]
-    return starts[lineno - 1] + len(line.encode()[:col].decode(errors="ignore"))
-
-
-def _span(text: str, node: ast.AST) -> tuple[int, int]:
-    start = _offset(text, node.lineno, node.col_offset)  # type: ignore[attr-defined]
-    return start, _offset(text, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-
-
 def _lines_of(text: str, node: ast.stmt) -> tuple[int, int]:
     """The whole lines a statement (decorators included) stands on."""
-    starts = _line_starts(text)
+    starts = line_starts(text)
     first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
     return starts[first - 1], starts[min(node.end_lineno or first, len(starts) - 1)]
 
 
 def _rename_def(text: str, fn: ast.FunctionDef, new: str) -> Edit:
-    start = _offset(text, fn.lineno, fn.col_offset)
+    start = offset(text, fn.lineno, fn.col_offset)
     match = re.compile(rf"def\s+{re.escape(fn.name)}\b").search(text, start)
     assert match is not None
     name_start = match.end() - len(fn.name)
