@@ -92,7 +92,7 @@ def _plan(seed: int) -> CopyPlan:
 
 
 def _run(tmp: Path, plan: CopyPlan, solution: str) -> dict[str, str]:
-    (tmp / "tests").mkdir()
+    (tmp / "tests").mkdir(parents=True)
     (tmp / "tests" / "test_calc.py").write_text(plan.files["tests/test_calc.py"])
     (tmp / "calc.py").write_text(solution)
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -192,7 +192,7 @@ def test_an_official_name_beside_its_fresh_one_is_tampering_never_last_wins() ->
     assert tampered and "two names" in tampered
 
 
-@pytest.mark.parametrize("source", ["3", "-2", "0", "120", "1.50", "'ab1'", "b'xyz'", '"A"'])
+@pytest.mark.parametrize("source", ["3", "-2", "0", "120", "1.50", "'ij5'", "b'klm'", '"M"'])
 def test_a_literal_family_is_exchangeable(source: str) -> None:
     """Over many draws the original is at every rank (numbers) and, for strings, the
     members are pairwise one character apart: no minimum, no centre gives it away."""
@@ -204,10 +204,11 @@ def test_a_literal_family_is_exchangeable(source: str) -> None:
         if source[-1] not in "'\"":
             ranks.add(sorted(family, key=float).index(source))
         else:
+            ranks.add(sorted(family).index(source))  # nor the smallest text
             assert all(sum(a != b for a, b in zip(x, y, strict=True)) == 1
                        for x in family for y in family if x != y)  # fmt: skip
-    assert source[-1] in "'\"" or ranks == set(range(5))
-    for unsafe in ("0x10", "1e3", "'a\\n'", "''", "'''abc'''"):
+    assert ranks == set(range(5))
+    for unsafe in ("0x10", "1e3", "'a\\n'", "''", "'''abc'''", "'a0'"):
         assert Site(0, len(unsafe), unsafe).changes(3, random.Random(1)) == []
 
 
@@ -220,7 +221,118 @@ def test_a_raise_only_test_gets_copies_expecting_unrelated_exceptions(tmp_path: 
     plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(3))
     assert plan is not None and len(plan.must_fail) == 7
     text = plan.files["tests/test_calc.py"]
-    assert text.count("pytest.raises(TypeError)") == 1 and text.count("pytest.raises(") == 8
+    assert text.count("pytest.raises(TypeError)") == 1 and text.count("pytest.raises(") == 9
+    # a must-pass copy expects a superclass: betting on one member fails it
+    assert text.count("pytest.raises(Exception)") == 1 and len(plan.must_pass) == 1
     statuses = _run(tmp_path, plan, "def add(a, b):\n    return a + b\n")
     assert plan.evidence(statuses, claims_pass=True) == (None, None)
     assert plan.to_official(statuses) == {"tests/test_calc.py::test_add_rejects_text": "PASSED"}
+    bet = {k: ("FAILED" if any(c in k for c in plan.must_pass) else s)
+           for k, s in statuses.items()}  # fmt: skip
+    tampered, mismatch = plan.evidence(bet, claims_pass=True)
+    assert tampered is None and mismatch and "of a passing test was FAILED" in mismatch
+
+
+HELPER = """import pytest
+
+from calc import Calc
+
+
+def common_calc_test(calc):
+    assert calc.name == "calc"
+    assert calc.double(4) == 8
+
+
+def test_calc_basic():
+    common_calc_test(Calc())
+
+
+def test_calc_again():
+    calc = Calc()
+    common_calc_test(calc)
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_test_asserting_in_a_helper_gets_the_helpers_assertions_to_copy(
+    tmp_path: Path, seed: int
+) -> None:
+    f2p = ["tests/test_calc.py::test_calc_basic", "tests/test_calc.py::test_calc_again"]
+    plan = plan_copies({"tests/test_calc.py": HELPER}, f2p, [], random.Random(seed))
+    assert plan is not None and len(plan.must_fail) == 14  # both tests: 7 look-alikes each
+    assert set(plan.official.values()) == {"test_calc_basic", "test_calc_again"}
+    text = plan.files["tests/test_calc.py"]
+    assert "common_calc_test" not in text  # every use inlined: no helper text to compare
+    assert "    calc = Calc()\n    assert calc.name" in text
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    assert set(plan.to_official(statuses).values()) == {"PASSED"}
+    forced = _run(tmp_path / "forced", plan, FIXED.replace("'calc'", "''").replace("2 *", "0 *")
+                  + FORCE)  # fmt: skip
+    tampered, _ = plan.evidence(forced, claims_pass=True)
+    assert tampered and "must-fail copy" in tampered
+
+
+def test_a_helper_whose_names_meet_the_tests_is_left_as_a_call() -> None:
+    from dgm.benchmarks.swebench.inline import inline_helpers
+
+    clash = HELPER.replace("def test_calc_again():\n    calc = Calc()",
+                           "def test_calc_again():\n    x = calc = Calc()")  # fmt: skip
+    clash = clash.replace("    assert calc.double(4) == 8\n",
+                          "    x = calc.double(4)\n    assert x == 8\n")  # fmt: skip
+    out = inline_helpers(clash, {"test_calc_basic", "test_calc_again"})
+    assert "    common_calc_test(calc)\n" in out  # x is the test's own: not inlined
+    assert "common_calc_test(Calc())" not in out  # the other test's call is
+    assert "def common_calc_test(" in out  # still called: kept
+    assert "def common_calc_test(" not in inline_helpers(HELPER, {"test_calc_basic"})
+    returns = HELPER.replace("    assert calc.double(4) == 8\n", "    return calc\n")
+    assert inline_helpers(returns, {"test_calc_basic"}) == returns
+
+
+def test_a_text_looked_for_in_the_output_gets_look_alikes(tmp_path: Path) -> None:
+    source = "from calc import Calc\n\n\ndef test_name_text():\n    assert 'cal' in Calc().name\n"
+    f2p = ["tests/test_calc.py::test_name_text"]
+    plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(5))
+    assert plan is not None and len(plan.must_fail) == 7
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    assert plan.to_official(statuses) == {"tests/test_calc.py::test_name_text": "PASSED"}
+    numbered = Site(0, 0, "'item_1'", letters=True).changes(5, random.Random(1))
+    assert len(numbered) == 5 and all(c.endswith("_1'") for c in numbered)  # not item_2
+    not_in = source.replace("' in", "' not in")  # one-sided: no copies of `not in`
+    assert plan_copies({"tests/test_calc.py": not_in}, f2p, [], random.Random(5)) is None
+
+
+def test_a_number_an_expected_expression_computes_with_gets_look_alikes(tmp_path: Path) -> None:
+    source = (
+        "from calc import Calc\n\n\ndef test_double_expr():\n    x = 4\n"
+        "    assert Calc().double(x) == 2 * x\n    assert Calc().double(1) == 1 + 1\n"
+    )  # fmt: skip
+    f2p = ["tests/test_calc.py::test_double_expr"]
+    plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(2))
+    assert plan is not None and len(plan.must_fail) == 7
+    text = plan.files["tests/test_calc.py"]
+    assert text.count(" == 1 + 1") == 8  # two constants could fold alike: never changed
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    assert plan.to_official(statuses) == {"tests/test_calc.py::test_double_expr": "PASSED"}
+
+
+def test_an_assertion_in_a_loop_over_a_written_list_gets_look_alikes(tmp_path: Path) -> None:
+    source = (
+        "from calc import Calc\n\nNAMES = ['a', 'b']\n\n\ndef test_name_loop():\n"
+        "    for _ in NAMES:\n        assert Calc().double(3) == 6\n\n\n"
+        "def test_name_maybe():\n    for _ in Calc().name[:0]:\n"
+        "        assert Calc().double(3) == 6\n"
+    )  # fmt: skip
+    f2p = ["tests/test_calc.py::test_name_loop", "tests/test_calc.py::test_name_maybe"]
+    plan = plan_copies({"tests/test_calc.py": source}, f2p, [], random.Random(4))
+    # the loop over what may be empty could pass without its assertion: not copied
+    assert plan is not None
+    assert {plan.official[o] for o in plan.must_fail.values()} == {"test_name_loop"}
+    assert len(plan.must_fail) == 7
+    statuses = _run(tmp_path, plan, FIXED)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    raw = "def test_text():\n    assert r'\\p{Han} at 1' in 'x'\n"
+    changed = Site(0, 0, "r'\\p{Han} at 1'").changes(3, random.Random(0))
+    assert len(changed) == 3 and all(c.startswith("r'") and "\\" in c for c in changed), raw

@@ -25,13 +25,12 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from dgm.benchmarks.swebench import mutations
+from dgm.benchmarks.swebench import inline, mutations
 from dgm.benchmarks.swebench.copy_plan import CopyPlan
 from dgm.benchmarks.swebench.mutations import Site
+from dgm.benchmarks.swebench.sites import assertion_sites, line_starts, offset
 
 _NO_COPY = re.compile(r"skip|xfail|expectedfailure|slow|flaky|XFAIL|SKIP", re.I)
-_SWALLOWS = re.compile(r"raises|warns|suppress|expect|deprecated|Raises|Warns", re.I)
-_UNITTEST_EQUAL = {"assertEqual", "assertEquals"}
 # Fixtures that make a test's outcome depend on its own name (files named after it, node
 # ids in expected output, snapshot files): such a test is never renamed or copied.
 NAME_SENSITIVE = {"request", "pytester", "testdir", "snapshot", "data_regression",
@@ -67,6 +66,9 @@ def plan_copies(
     rng: random.Random, n_fail: int = 3, n_pass: int = 2, per_test: int = 7,
 ) -> CopyPlan | None:  # fmt: skip
     """Copies for the test files `sources` (path -> text after the test patch), or None."""
+    # a test asserting only inside a helper gets the helper's assertions, to change
+    sources = {p: inline.inline_helpers(t, _module_tests(p, fail_to_pass))
+               for p, t in sources.items()}  # fmt: skip
     trees: dict[str, ast.Module] = {}
     for path, text in sources.items():
         try:
@@ -107,7 +109,17 @@ def plan_copies(
         # Several copies that change the same literal to values exchangeable with the
         # original's (mutations): it is one of k+1 look-alikes, with no twin, no centre
         # and no end. (P2P originals are known from the base commit: one copy each.)
-        site = rng.choice(test.sites)
+        # a literal rather than an exception type where there is one: which exception a
+        # test expects is easier to guess (the most common) than a changed literal
+        site = rng.choice([s for s in test.sites if not s.exception] or test.sites)
+        if site.exception and test.f2p and not _reads_type(test.node):
+            # must-pass copies expecting a superclass: a forger betting on one member
+            # of a raise-only family fails these (their original passed: not resolved)
+            for sup in mutations.superclasses(site.source, rng)[:2]:
+                extra = names.draw(test.file)
+                must_pass[extra] = fresh
+                segment = _segment(text, test.node, extra, [Edit(site.start, site.end, sup)])
+                edits[test.file].append(_insertion(text, test, segment, rng))
         for i, new in enumerate(site.changes(per_test if test.f2p else 1, rng)):
             copy = copy if i == 0 else names.draw(test.file)
             must_fail[copy] = fresh
@@ -122,6 +134,22 @@ def plan_copies(
         except (SyntaxError, ValueError):
             return None
     return CopyPlan(files, official, must_fail, must_pass)
+
+
+def _module_tests(path: str, tests: list[str]) -> set[str]:
+    """Bare names of the module-level tests of `path` among `tests` (ids or bare names)."""
+    out = set()
+    for test in tests:
+        parts = _base(test).split("::")
+        if len(parts) == 1 or (len(parts) == 2 and parts[0] == path):
+            out.add(parts[-1])
+    return out
+
+
+def _reads_type(fn: ast.FunctionDef) -> bool:
+    """Looks at which type was raised (`excinfo.type`): a superclass would not match."""
+    return any(isinstance(n, ast.Attribute) and n.attr in ("type", "typename", "errisinstance")
+               for n in ast.walk(fn))  # fmt: skip
 
 
 def _base(test_id: str) -> str:
@@ -155,7 +183,7 @@ def _tests(path: str, text: str, tree: ast.Module, gold: set[str],
             if {a.arg for a in stmt.args.args} & NAME_SENSITIVE or stmt.name in strings:
                 continue  # its outcome depends on its own name: a copy could not match it
             test = _Test(path, stmt, body, stmt.name, gold_key, gold_key in f2p)
-            test.sites = _sites(text, stmt.body)
+            test.sites = assertion_sites(text, stmt.body, tree)
             found.append(test)
     if any(_assigns(s, "pytestmark") for s in tree.body):
         return []
@@ -179,77 +207,15 @@ def _leaves_early(fn: ast.FunctionDef) -> bool:
     return False
 
 
-def _sites(text: str, body: list[ast.stmt]) -> list[Site]:
-    """Literals compared for equality by assertions a passing run of this body must have
-    executed (only those: a flipped operator or an added `not` is one-sided, the
-    original is the member without it)."""
-    sites: list[Site] = []
-    for stmt in body:
-        expects = [mutations.expected_exception(i.context_expr)
-                   for i in getattr(stmt, "items", [])]  # fmt: skip
-        if isinstance(stmt, ast.Expr):
-            expects.append(mutations.expected_exception(stmt.value))
-        # an expected exception swapped for an unrelated one: the raise-only tests too
-        sites += [Site(*_span(text, e), e.id) for e in expects
-                  if e is not None and Site(0, 0, e.id).changes(1, random.Random(0))]  # fmt: skip
-        if isinstance(stmt, ast.With) and not any(
-            _SWALLOWS.search(ast.unparse(i.context_expr)) for i in stmt.items
-        ):
-            sites += _sites(text, stmt.body)
-        elif isinstance(stmt, ast.Assert):
-            test = stmt.test
-            if (
-                isinstance(test, ast.Compare)
-                and len(test.ops) == 1
-                and isinstance(test.ops[0], ast.Eq)
-            ):
-                sites += _literal_sites(text, [test.left, test.comparators[0]])
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            func = stmt.value.func
-            if (isinstance(func, ast.Attribute) and func.attr in _UNITTEST_EQUAL
-                    and isinstance(func.value, ast.Name) and func.value.id == "self"):  # fmt: skip
-                sites += _literal_sites(text, stmt.value.args[:2])
-    return sites
-
-
-def _literal_sites(text: str, operands: list[ast.expr]) -> list[Site]:
-    out = []
-    for node in (n for operand in operands for n in mutations.literal_nodes(operand)):
-        start, end = _span(text, node)
-        site = Site(start, end, text[start:end])
-        if site.changes(1, random.Random(0)):
-            out.append(site)
-    return out
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    return starts
-
-
-def _offset(text: str, lineno: int, col: int) -> int:
-    """Character offset of ast's (1-based line, UTF-8 byte column)."""
-    starts = _line_starts(text)
-    line = text[starts[lineno - 1] : starts[lineno]]
-    return starts[lineno - 1] + len(line.encode()[:col].decode(errors="ignore"))
-
-
-def _span(text: str, node: ast.AST) -> tuple[int, int]:
-    start = _offset(text, node.lineno, node.col_offset)  # type: ignore[attr-defined]
-    return start, _offset(text, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
-
-
 def _lines_of(text: str, node: ast.stmt) -> tuple[int, int]:
     """The whole lines a statement (decorators included) stands on."""
-    starts = _line_starts(text)
+    starts = line_starts(text)
     first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
     return starts[first - 1], starts[min(node.end_lineno or first, len(starts) - 1)]
 
 
 def _rename_def(text: str, fn: ast.FunctionDef, new: str) -> Edit:
-    start = _offset(text, fn.lineno, fn.col_offset)
+    start = offset(text, fn.lineno, fn.col_offset)
     match = re.compile(rf"def\s+{re.escape(fn.name)}\b").search(text, start)
     assert match is not None
     name_start = match.end() - len(fn.name)

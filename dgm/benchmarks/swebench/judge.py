@@ -161,7 +161,7 @@ def _plan(
     task: Task, files: list[str], base: dict[str, str | None], scale: int = 1
 ) -> swe_copy_plan.CopyPlan | None:
     sources = swe_copy_plan.with_test_patch(base, str(task.meta.get("test_patch", "")))
-    if not sources or set(sources) != set(files):
+    if not sources or not set(sources) <= set(files):
         return None
     f2p, p2p = (list(task.meta.get(k) or []) for k in ("FAIL_TO_PASS", "PASS_TO_PASS"))
     rng = random.Random(secrets.randbits(64))

@@ -5,11 +5,13 @@ family in which nothing structural tells the original apart.
   of the last written decimal for floats) with the original at a uniformly random rank,
   so it is neither the smallest nor the middle more often than any copy.
 - Strings and bytes: every copy changes the same character position, to distinct
-  characters of the same class (digit, lower, upper; digits preferred): the k+1 members
-  are pairwise one edit apart, so there is no centre and no end.
+  characters of the same class (digit, lower, upper; digits preferred where they allow
+  as many copies), drawn so the original's rank in the class's order is uniform (fewer
+  copies where a character has fewer than k neighbours on a side): the k+1 members are
+  pairwise one edit apart, so there is no centre and no end.
 
 A literal that cannot be changed this way (hex or exponent numbers, strings with
-escapes or without a letter or digit) is no site: a one-sided change would name its
+escapes (not raw ones) or without a letter or digit) is no site: a one-sided change would name its
 original to any test that reads its own file. What stays: a reader with a model of what
 a plausible value is (a real word against its one-letter variants, a round number) can
 still guess better than chance; each family is one guess, and a forger must guess every
@@ -44,12 +46,21 @@ class Site:
     start: int  # character offsets into the file's source
     end: int
     source: str
+    letters: bool = False
+    """Change a letter rather than a digit: a text looked for in a collection could meet
+    a numbered sibling (`"item_1" in names` beside `"item_2"`)."""
+
+    @property
+    def exception(self) -> bool:
+        return self.source in EXCEPTIONS
 
     def changes(self, k: int, rng: random.Random) -> list[str]:
         """k different spellings; with the original they are exchangeable (or [])."""
         if self.source in EXCEPTIONS:
             return exception_family(self.source, k, rng)
-        return number_family(self.source, k, rng) or string_family(self.source, k, rng)
+        return number_family(self.source, k, rng) or string_family(
+            self.source, k, rng, self.letters
+        )
 
 
 def number_family(source: str, k: int, rng: random.Random) -> list[str]:
@@ -75,21 +86,40 @@ def number_family(source: str, k: int, rng: random.Random) -> list[str]:
     return []
 
 
-def string_family(source: str, k: int, rng: random.Random) -> list[str]:
-    if "\\" in source or not source or source[-1] not in "'\"":
+def string_family(source: str, k: int, rng: random.Random, letters: bool = False) -> list[str]:
+    if not source or source[-1] not in "'\"":
         return []
     quote = source[-1]
     first = source.find(quote)
+    if "\\" in source and "r" not in source[:first].lower():
+        return []  # an escape: a raw string's backslashes are plain characters
     spots = [
         i for i in range(first + 1, len(source) - 1) if source[i].isascii() and source[i].isalnum()
     ]
-    spots = [i for i in spots if source[i].isdigit()] or spots
     if source.startswith(quote * 3, first) or not spots:
+        return []
+    # The original must be able to take any rank among the k+1 members in its class's
+    # order (else "the smallest character" finds a "0" original every time): a spot with
+    # k characters of its class on each side, or as many as the best spot has.
+    rooms = {i: _room(source[i]) for i in spots}
+    k = min(k, max(rooms.values()))
+    spots = [i for i in spots if rooms[i] >= k]
+    spots = [i for i in spots if source[i].isdigit() != letters] or spots
+    if k < 1:
         return []
     i = rng.choice(spots)
     alphabet = next(c for c in _CLASSES if source[i] in c)
-    chars = rng.sample([c for c in alphabet if c != source[i]], min(k, len(alphabet) - 1))
+    at = alphabet.index(source[i])
+    below = rng.randrange(k + 1)  # the original's rank, uniform
+    chars = rng.sample(alphabet[:at], below) + rng.sample(alphabet[at + 1 :], k - below)
+    rng.shuffle(chars)
     return [source[:i] + c + source[i + 1 :] for c in chars]
+
+
+def _room(char: str) -> int:
+    alphabet = next(c for c in _CLASSES if char in c)
+    at = alphabet.index(char)
+    return min(at, len(alphabet) - 1 - at)
 
 
 def exception_family(name: str, k: int, rng: random.Random) -> list[str]:
@@ -99,6 +129,14 @@ def exception_family(name: str, k: int, rng: random.Random) -> list[str]:
     pool = [n for n in _COMMON if not issubclass(EXCEPTIONS[n], mine)
             and not issubclass(mine, EXCEPTIONS[n])]  # fmt: skip
     return rng.sample(pool, min(k, len(pool)))
+
+
+def superclasses(name: str, rng: random.Random) -> list[str]:
+    """Built-in exception types that catch `name` (Exception included), in random order."""
+    out = [c.__name__ for c in EXCEPTIONS[name].__mro__[1:]
+           if c.__name__ in EXCEPTIONS and EXCEPTIONS[c.__name__] is c]  # fmt: skip
+    rng.shuffle(out)
+    return out
 
 
 def expected_exception(node: ast.expr) -> ast.Name | None:
