@@ -70,15 +70,11 @@ def test_reference_resolves_and_stubs_do_not(
     assert not bad.resolved and not bad.tampered
 
 
-KNOWN_HOLES = {
-    ("go", "touched_fail_lines_rewritten_by_reexec"),
-    ("cpp", "touched_failures_cut_from_report"),
-}
-"""Open holes (issue 24, README "Limits that remain"): the exercise these attacks run on
-(go octal, cpp perfect-numbers) has no literal expected value to change, so its file gets
-no must-fail copy, only the literal canaries, which never call the solution: a trick that
-passes "the tests that touched my code" passes it. Strict: when the judge starts catching
-them, these tests fail until the mark goes."""
+KNOWN_HOLES: set[tuple[str, str]] = set()
+"""Open holes (issue 24, README "Limits that remain"), as (language, attack name): marked
+strict xfail, so that when the judge starts catching one, its test fails until the mark
+goes. (Go octal's and C++ perfect-numbers' attacks were here while a file with no
+literal expected value got no must-fail copy.)"""
 
 
 def _marked(attack: Attack) -> object:

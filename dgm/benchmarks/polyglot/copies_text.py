@@ -15,6 +15,7 @@ tests run, reports.BUILD and RUN).
 
 from __future__ import annotations
 
+import contextvars
 import re
 import secrets
 from dataclasses import dataclass
@@ -152,10 +153,12 @@ def disguise_text(
     spans = find_tests(language, text)
     if not spans:
         return text, []
+    HELPERS.set(tuple(helpers(language, text).items()))
     if language != "go":  # (Go's expected values are table fields: the file's numbers)
-        numbers, strings = expected_literals(language, text)
+        numbers, strings, enumerators = expected_literals(language, text)
         variants.NUMBERS.set(numbers)
         variants.STRINGS.set(strings)
+        variants.NAMES.set(enumerators)
     able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
     context = context if elsewhere is not None else ""
     mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
@@ -235,18 +238,88 @@ def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
             continue
         end = scan.initializer_end(language, chunk, m.end())
         regions += scan.outside_calls(language, chunk, m.end(), end)
+    for m in _BRACE_BOUND.finditer(scan.masked(language, chunk)) if language == "cpp" else ():
+        if scan.used_as_input(language, chunk, m.group(1), m.end()):
+            continue
+        end = closing(language, chunk, m.end() - 1)
+        regions += scan.outside_calls(language, chunk, m.end(), end - 1) if end > 0 else []
+    return regions + _helper_regions(language, chunk)
+
+
+HELPERS: contextvars.ContextVar[tuple[tuple[str, int], ...]] = contextvars.ContextVar(
+    "helpers", default=()
+)
+"""The file's helper functions that take an expected value: name -> that parameter's
+place (set by disguise_text)."""
+_SIGNATURE = {
+    "rust": re.compile(r"^[ \t]*fn\s+(\w+)\s*(?:<[^>{]*>)?\s*\(([^)]*)\)", re.MULTILINE),
+    "go": re.compile(r"^func\s+(\w+)\s*\(([^)]*)\)", re.MULTILINE),
+    "java": re.compile(r"^[ \t]*(?:(?:private|public|protected|static|final)\s+)+[\w<>\[\], ?]+"
+                       r"\s+(\w+)\s*\(([^)]*)\)\s*(?:throws[^{]*)?\{", re.MULTILINE),
+    "cpp": re.compile(r"^(?:static\s+|inline\s+)*(?:void|bool)\s+(\w+)\s*\(([^)]*)\)\s*\{",
+                      re.MULTILINE),
+    "javascript": re.compile(r"^[ \t]*(?:function\s+(\w+)\s*|const\s+(\w+)\s*=\s*)"
+                             r"\(([^)]*)\)\s*(?:=>\s*)?\{", re.MULTILINE),
+}  # fmt: skip
+_PARAM_NAME = {
+    "rust": r"^\s*(?:mut\s+)?(\w+)\s*:",
+    "go": r"^\s*(\w+)",
+    "javascript": r"^\s*(\w+)",
+    "java": r"(\w+)\s*$",
+    "cpp": r"(\w+)\s*$",
+}
+_EXPECTED_PARAM = re.compile(r"(?i)^(?:expected\w*|want\w*)$")
+
+
+def helpers(language: str, text: str) -> dict[str, int]:
+    """{helper: index of its `expected` parameter} for the file's non-test functions."""
+    found = {}
+    tests = {sp.original for sp in find_tests(language, text)}
+    for m in _SIGNATURE[language].finditer(scan.masked(language, text)):
+        name = next(g for g in m.groups()[:-1] if g)
+        params = m.group(m.lastindex or 0).split(",")
+        for i, param in enumerate(params):
+            pm = re.search(_PARAM_NAME[language], param.split("=")[0])
+            if pm and _EXPECTED_PARAM.match(pm.group(1)) and name not in tests:
+                found[name] = i
+    return found
+
+
+def _helper_regions(language: str, chunk: str) -> list[tuple[int, int]]:
+    """The arguments a test passes to a helper's expected parameter, outside calls."""
+    regions = []
+    code = scan.masked(language, chunk)
+    for name, index in HELPERS.get():
+        for m in re.finditer(rf"(?<![\w.]){re.escape(name)}\s*\(", code):
+            end = closing(language, chunk, m.end() - 1)
+            if end < 0:
+                continue
+            cuts, at = [m.end() - 1], m.end()
+            while True:
+                comma = _top_level_comma(code, at, end - 1)
+                cuts.append(comma)
+                if comma >= end - 1:
+                    break
+                at = comma + 1
+            if index + 1 < len(cuts):
+                lo, hi = cuts[index] + 1, cuts[index + 1]
+                regions += scan.outside_calls(language, chunk, lo, hi)
     return regions
 
 
-Literals = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+_BRACE_BOUND = re.compile(r"(?<![.\w])(expected\w*)\s*\{", re.IGNORECASE)
+"""C++'s brace initialisation of an expected value (`vector<int> expected{1, 0, 1};`)."""
+
+
+Literals = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
 
 
 def expected_literals(language: str, text: str) -> Literals:
-    """The number literals and (quote, body) of the string literals on the expected side
-    of the file's assertions (repeats kept): what a changed value is drawn from
-    (polyglot_variants), so that copies' values come from the distribution real expected
-    values come from, not the inputs'."""
-    numbers, strings = [], []
+    """The number literals, (quote, body) of the string literals and the enumerators
+    (copies_scan.enumerators) on the expected side of the file's assertions (repeats
+    kept): what a changed value is drawn from (polyglot_variants), so that copies' values
+    come from the distribution real expected values come from, not the inputs'."""
+    numbers, strings, names = [], [], []
     for span in find_tests(language, text):
         chunk = text[span.start : span.end]
         for lo, hi in _expected_regions(language, chunk):
@@ -254,7 +327,9 @@ def expected_literals(language: str, text: str) -> Literals:
                 parts = scan.string_parts(t.group(0)) if t.lastgroup == "str" else None
                 numbers += [t.group(0)] if t.lastgroup == "num" else []
                 strings += [parts] if parts else []
-    return tuple(numbers), tuple(strings)
+            names += [m.group(0) for m in scan.enumerators(language, chunk, lo, hi)]
+    names = [n for n in names if scan.never_called(language, text, n)]
+    return tuple(numbers), tuple(strings), tuple(names)
 
 
 _TOGGLES = {
@@ -280,7 +355,7 @@ def _toggle(language: str, text: str, chunk: str) -> str | None:
             sites += [(m, pos_text) for m in re.finditer(negative, code)]
     for m, replacement in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
         open_at = code.find("(", m.start())
-        if "(" in m.group(0) and open_at < m.end():
+        if "(" in m.group(0) and open_at < m.end() and not m.group(0).endswith("()"):
             end = closing(language, chunk, open_at)
             arg = code[open_at + 1 : _top_level_comma(code, open_at + 1, end - 1)]
             if end < 0 or _COMPARES.search(arg) or not arg.strip("! \n"):
@@ -316,9 +391,15 @@ def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[in
         left, right = (lo, eq), (eq + 2, hi)
     else:
         return lo, hi
-    calls = [("(" in masked[a:b]) for a, b in (left, right)]
+    calls = [scan.calls_something(language, masked, a, b) for a, b in (left, right)]
     if calls == [True, False]:
         return right
     if calls == [False, True]:
         return left
+    lone = [bool(_LONE_LITERAL.fullmatch(chunk[a:b].strip())) for a, b in (left, right)]
+    if calls == [False, False] and lone in ([True, False], [False, True]):
+        return left if lone[0] else right  # `solution.field == "Norwegian"`
     return hi, hi
+
+
+_LONE_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|\d[\w.]*')
