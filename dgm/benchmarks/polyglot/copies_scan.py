@@ -247,3 +247,14 @@ def outside_calls(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int
     if depth == 0:
         parts.append((start, hi))
     return parts
+
+
+def top_level_comma(chunk: str, lo: int, hi: int) -> int:
+    depth = 0
+    for i in range(lo, hi):
+        char = chunk[i]
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            return i
+    return hi

@@ -15,7 +15,6 @@ tests run, reports.BUILD and RUN).
 
 from __future__ import annotations
 
-import contextvars
 import re
 import secrets
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from dgm.benchmarks.polyglot.copies import (
     pick_copies,
 )
 from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
+from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helper_regions, helpers
 from dgm.benchmarks.polyglot.copies_scan import BOUND, change_literal, closing
 
 
@@ -153,7 +153,8 @@ def disguise_text(
     spans = find_tests(language, text)
     if not spans:
         return text, []
-    HELPERS.set(tuple(helpers(language, text).items()))
+    tests = {sp.original for sp in spans}
+    HELPERS.set(tuple(helpers(language, text, tests).items()))
     if language != "go":  # (Go's expected values are table fields: the file's numbers)
         numbers, strings, enumerators = expected_literals(language, text)
         variants.NUMBERS.set(numbers)
@@ -243,68 +244,7 @@ def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
             continue
         end = closing(language, chunk, m.end() - 1)
         regions += scan.outside_calls(language, chunk, m.end(), end - 1) if end > 0 else []
-    return regions + _helper_regions(language, chunk)
-
-
-HELPERS: contextvars.ContextVar[tuple[tuple[str, int], ...]] = contextvars.ContextVar(
-    "helpers", default=()
-)
-"""The file's helper functions that take an expected value: name -> that parameter's
-place (set by disguise_text)."""
-_SIGNATURE = {
-    "rust": re.compile(r"^[ \t]*fn\s+(\w+)\s*(?:<[^>{]*>)?\s*\(([^)]*)\)", re.MULTILINE),
-    "go": re.compile(r"^func\s+(\w+)\s*\(([^)]*)\)", re.MULTILINE),
-    "java": re.compile(r"^[ \t]*(?:(?:private|public|protected|static|final)\s+)+[\w<>\[\], ?]+"
-                       r"\s+(\w+)\s*\(([^)]*)\)\s*(?:throws[^{]*)?\{", re.MULTILINE),
-    "cpp": re.compile(r"^(?:static\s+|inline\s+)*(?:void|bool)\s+(\w+)\s*\(([^)]*)\)\s*\{",
-                      re.MULTILINE),
-    "javascript": re.compile(r"^[ \t]*(?:function\s+(\w+)\s*|const\s+(\w+)\s*=\s*)"
-                             r"\(([^)]*)\)\s*(?:=>\s*)?\{", re.MULTILINE),
-}  # fmt: skip
-_PARAM_NAME = {
-    "rust": r"^\s*(?:mut\s+)?(\w+)\s*:",
-    "go": r"^\s*(\w+)",
-    "javascript": r"^\s*(\w+)",
-    "java": r"(\w+)\s*$",
-    "cpp": r"(\w+)\s*$",
-}
-_EXPECTED_PARAM = re.compile(r"(?i)^(?:expected\w*|want\w*)$")
-
-
-def helpers(language: str, text: str) -> dict[str, int]:
-    """{helper: index of its `expected` parameter} for the file's non-test functions."""
-    found = {}
-    tests = {sp.original for sp in find_tests(language, text)}
-    for m in _SIGNATURE[language].finditer(scan.masked(language, text)):
-        name = next(g for g in m.groups()[:-1] if g)
-        params = m.group(m.lastindex or 0).split(",")
-        for i, param in enumerate(params):
-            pm = re.search(_PARAM_NAME[language], param.split("=")[0])
-            if pm and _EXPECTED_PARAM.match(pm.group(1)) and name not in tests:
-                found[name] = i
-    return found
-
-
-def _helper_regions(language: str, chunk: str) -> list[tuple[int, int]]:
-    """The arguments a test passes to a helper's expected parameter, outside calls."""
-    regions = []
-    code = scan.masked(language, chunk)
-    for name, index in HELPERS.get():
-        for m in re.finditer(rf"(?<![\w.]){re.escape(name)}\s*\(", code):
-            end = closing(language, chunk, m.end() - 1)
-            if end < 0:
-                continue
-            cuts, at = [m.end() - 1], m.end()
-            while True:
-                comma = _top_level_comma(code, at, end - 1)
-                cuts.append(comma)
-                if comma >= end - 1:
-                    break
-                at = comma + 1
-            if index + 1 < len(cuts):
-                lo, hi = cuts[index] + 1, cuts[index + 1]
-                regions += scan.outside_calls(language, chunk, lo, hi)
-    return regions
+    return regions + helper_regions(language, chunk)
 
 
 _BRACE_BOUND = re.compile(r"(?<![.\w])(expected\w*)\s*\{", re.IGNORECASE)
@@ -357,22 +297,11 @@ def _toggle(language: str, text: str, chunk: str) -> str | None:
         open_at = code.find("(", m.start())
         if "(" in m.group(0) and open_at < m.end() and not m.group(0).endswith("()"):
             end = closing(language, chunk, open_at)
-            arg = code[open_at + 1 : _top_level_comma(code, open_at + 1, end - 1)]
+            arg = code[open_at + 1 : scan.top_level_comma(code, open_at + 1, end - 1)]
             if end < 0 or _COMPARES.search(arg) or not arg.strip("! \n"):
                 continue
         return chunk[: m.start()] + replacement + chunk[m.end() :]
     return None
-
-
-def _top_level_comma(chunk: str, lo: int, hi: int) -> int:
-    depth = 0
-    for i in range(lo, hi):
-        char = chunk[i]
-        depth += char in "([{"
-        depth -= char in ")]}"
-        if char == "," and depth == 0:
-            return i
-    return hi
 
 
 def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[int, int]:
@@ -382,7 +311,7 @@ def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[in
     lo, hi = m.end(), end - 1
     masked = scan.masked(language, chunk)
     if language == "rust" or m.group(0).startswith("assertEquals"):
-        comma = _top_level_comma(masked, lo, hi)
+        comma = scan.top_level_comma(masked, lo, hi)
         left, right = (lo, comma), (comma + 1, hi)
     elif language == "cpp":
         eq = masked.find("==", lo, hi)
