@@ -73,6 +73,45 @@ def _value(token: str) -> float:
     return float(re.match(r"\d+(?:\.\d+)?", token).group(0))  # type: ignore[union-attr]
 
 
+READABLE: contextvars.ContextVar[bool] = contextvars.ContextVar("readable", default=False)
+"""Set while disguising a file whose source solution code can read while the tests run
+(Python, JavaScript; Java's class files keep their constants): there a copy's value
+must not be told by how often it occurs in the disguised file (redteam F1)."""
+
+
+def _others(pool: list[Any], real: Any) -> list[Any]:
+    """`pool` less one use of `real` (the real test's own)."""
+    rest = list(pool)
+    if real in rest:
+        rest.remove(real)
+    return rest
+
+
+def _counted(pool: list[Any], real: Any, k: int) -> list[Any] | None:
+    """Where the source is readable: k values drawn from the other tests' uses only if
+    the real value is among them too, so that every member of {real, copies} occurs at
+    least twice in the disguised file and P(set, counts | real = j) is the same for
+    each j (a copy drawn from the file adds one use of its value: a real value used
+    once was the one member seen once). None when the real value occurs nowhere else
+    (then the caller makes values the file does not hold, see fresh); [] when too few."""
+    others = _others(pool, real)
+    if real not in others:
+        return None
+    k = affordable(others, k)
+    if len(set(others) - {real}) < k:
+        return []
+    picks = [others[secrets.randbelow(len(others))] for _ in range(k)]
+    return picks if len({real, *picks}) == k + 1 else []
+
+
+def fresh(values: list[Any], pool: list[Any]) -> list[Any]:
+    """`values` made for a real value the file holds once, or [] when one of them is in
+    the file too (where the source is readable: it would be the member seen twice)."""
+    if READABLE.get() and any(v in pool for v in values):
+        return NONE
+    return values
+
+
 def affordable(pool: list[Any], k: int) -> int:
     """How many values to draw from `pool` for one test: at most a third of its
     different values, so that a draw of distinct values usually succeeds (a pool of
@@ -89,6 +128,8 @@ def _from_file(token: str, k: int) -> list[str] | None:
     int_run): never drawn again, which would favour the real value; None when the file
     has too few different numbers of the notation."""
     kind = _notation(token)
+    if READABLE.get():
+        return _counted([t for t in NUMBERS.get() if _notation(t) == kind], token, k)
     for numbers in (NUMBERS.get(), FILE_NUMBERS.get()):
         pool = [t for t in numbers if _notation(t) == kind]
         if kind is not None and len(set(pool) - {token}) >= affordable(pool, k) + 1:
@@ -119,6 +160,11 @@ def number_literal(token: str, k: int) -> list[str]:
     drawn = _from_file(token, k)
     if drawn is not None:
         return drawn
+    return fresh(_number_run(token, k), list(NUMBERS.get()))
+
+
+def _number_run(token: str, k: int) -> list[str]:
+    """k literals of an evenly spaced run around `token`, in its notation ([] if none)."""
     m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+)([iu]\d+|[uUlL]+)?", token)
     if m:
         base = {"x": 16, "b": 2, "o": 8}[m.group(1).lower()]
@@ -169,6 +215,8 @@ def drawn(pool: list[Any], real: Any, k: int) -> list[Any] | None:
     """k values drawn with replacement from `pool` (the real value's own uses included,
     so P(set | real) is the same for every member); [] when a value repeats (never drawn
     again: that would favour the real one); None when the pool has too few values."""
+    if READABLE.get():
+        return _counted(pool, real, k)
     k = affordable(pool, k)
     if len(set(pool) - {real}) < k:
         return None
@@ -197,9 +245,15 @@ def string_body(body: str, k: int, quote: str = "") -> list[str]:
     quote), drawn as numbers are; where it expects too few, one word swapped for k other
     words of the file of the same kind (case, length), else one letter or digit for k
     others of its class."""
-    picked = drawn([b for q, b in STRINGS.get() if q == quote], body, k)
+    pool = [b for q, b in STRINGS.get() if q == quote]
+    picked = drawn(pool, body, k)
     if picked is not None:
         return picked
+    return fresh(_string_made(body, k), pool)
+
+
+def _string_made(body: str, k: int) -> list[str]:
+    """k strings made from `body`: one word or character changed (string_body)."""
     spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
     for m in _shuffled(spots):
         word = m.group(0)
@@ -225,7 +279,9 @@ def python_value(value: Any, k: int) -> list[Any]:
         return [not value]
     if isinstance(value, int):
         drawn = _from_file(str(value), k) if value >= 0 else None
-        return [int(t) for t in drawn] if drawn is not None else int_run(value, k)
+        if drawn is not None:
+            return [int(t) for t in drawn]
+        return fresh(int_run(value, k), [int(t) for t in NUMBERS.get() if t.isdigit()])
     if isinstance(value, float):
         text = repr(value)
         if not re.fullmatch(r"-?\d+\.\d+", text):
@@ -236,7 +292,8 @@ def python_value(value: Any, k: int) -> list[Any]:
         places = len(text.split(".")[1])
         scaled = int(text.replace(".", "").replace("-", "")) * (-1 if value < 0 else 1)
         run = int_run(scaled, k)
-        return [float(Decimal(v).scaleb(-places)) for v in run]
+        made = [float(Decimal(v).scaleb(-places)) for v in run]
+        return fresh(made, [float(t) for t in NUMBERS.get() if re.fullmatch(r"\d+\.\d+", t)])
     if isinstance(value, str):
         return string_body(value, k)  # (Python's pool holds values: quote "")
     if isinstance(value, bytes):
