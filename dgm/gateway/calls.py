@@ -25,8 +25,9 @@ from dgm.gateway.pricing import PriceBook, cost_usd, worst_case_usd
 from dgm.gateway.protocol import completion, estimate_input_tokens, output_cap, validate_request
 from dgm.gateway.recorder import Recorder
 from dgm.gateway.request_policy import output_limit, upstream_request
-from dgm.gateway.retry import RetryPolicy, call_with_retries
-from dgm.gateway.types import JobBinding, LLMCallError, Usage, UsageRecord
+from dgm.gateway.retry import RetryPolicy, call_with_retries, final_error
+from dgm.gateway.token_count import count_log_fields, count_tokens
+from dgm.gateway.types import JobBinding, LLMCallError, UpstreamError, Usage, UsageRecord
 from dgm.key_redaction import scrub
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class BoundJob:
     in_flight: int = 0
     """HTTP requests of this binding being served now (the concurrency cap)."""
     calls: int = 0
+    token_counts: int = 0
+    """`/v1/messages/count_tokens` requests answered (not calls: nothing billed)."""
     active: bool = True
     key: tuple[str, str] = field(init=False)
 
@@ -167,6 +170,30 @@ class CallPipeline:
                     dropped_fields=dropped,
                 )
                 self.recorder.put(line)
+
+    async def count_tokens(self, job: BoundJob, raw: Any) -> dict[str, Any]:
+        """Anthropic's count_tokens for `job` (token_count.py): logged, never billed."""
+        started, ts = time.monotonic(), time.time()
+        answer: dict[str, Any] | None = None
+        error: LLMCallError | None = None
+        try:
+            if not job.active:
+                raise LLMCallError(f"job {job.binding.job_id} has ended", status=401,
+                                   type="authentication_error", code="invalid_token")  # fmt: skip
+            try:
+                answer = await count_tokens(job.backend, raw)
+            except UpstreamError as failed:  # counted once: a count is never retried
+                raise final_error(failed, provider_of(job.model)[0], 1) from None
+            job.token_counts += 1
+            return answer
+        except LLMCallError as exc:
+            exc.message = self.redact(exc.message)
+            error = exc
+            raise
+        finally:
+            if job.log is not None:
+                fields = count_log_fields(job, raw, answer, error, started, ts)
+                self.recorder.put(partial(job.log.append, **fields))
 
     def redact(self, text: str) -> str:
         """Provider errors may quote a key; none may reach an agent or a log."""

@@ -127,7 +127,11 @@ class Gateway:
             self.prices.require(model)
         if self.port is None:
             return
-        app = build_app(lambda request: self._job_for_token(request), self._calls.exchange)
+        app = build_app(
+            lambda request: self._job_for_token(request),
+            self._calls.exchange,
+            self._calls.count_tokens,
+        )
         self._tcp_runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await self._tcp_runner.setup()
         site = web.TCPSite(self._tcp_runner, self.host, self.port)
@@ -259,7 +263,11 @@ class Gateway:
             if not stat.S_ISSOCK(path.lstat().st_mode):
                 raise DgmError(f"{path} exists and is not a socket", "choose another path")
             path.unlink()
-        app = build_app(lambda request: job if job.active else None, self._calls.exchange)
+        app = build_app(
+            lambda request: job if job.active else None,
+            self._calls.exchange,
+            self._calls.count_tokens,
+        )
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=SHUTDOWN_GRACE_S)
         await runner.setup()
         await web.UnixSite(runner, str(path)).start()

@@ -1,5 +1,7 @@
-"""The HTTP face of the gateway (aiohttp): OpenAI Chat Completions and the Anthropic
-Messages API (anthropic_dialect.py) over unix sockets and TCP, streaming on both.
+"""The HTTP face of the gateway (aiohttp) over unix sockets and TCP: OpenAI Chat
+Completions, the OpenAI Responses API (responses_dialect.py), the Anthropic Messages API
+(anthropic_dialect.py) and its count_tokens (token_count.py), streaming on all three, and
+`GET /v1/models` in the shape the asking SDK expects.
 
 One aiohttp application per listener: the TCP one finds the job by bearer token; each
 job's unix socket has its own application that knows its job, so a call on a job's
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from dgm.gateway import anthropic_dialect
+from dgm.gateway import anthropic_dialect, responses_dialect
 from dgm.gateway.protocol import stream_chunks
 from dgm.gateway.types import LLMCallError, Usage
 
@@ -30,19 +32,27 @@ context window, and a bigger body is parsed by no one."""
 
 JobResolver = Callable[[web.Request], "BoundJob | None"]
 CallHandler = Callable[["BoundJob", Any], Awaitable[tuple[dict[str, Any], Usage]]]
+CountHandler = Callable[["BoundJob", Any], Awaitable[dict[str, Any]]]
 
 _RESOLVE = web.AppKey("resolve_job", JobResolver)
 _CALL = web.AppKey("call", CallHandler)
+_COUNT = web.AppKey("count", CountHandler)
 
 
-def build_app(resolve_job: JobResolver, call: CallHandler) -> web.Application:
+def build_app(
+    resolve_job: JobResolver, call: CallHandler, count: CountHandler | None = None
+) -> web.Application:
     app = web.Application(client_max_size=MAX_REQUEST_BYTES, middlewares=[_errors_as_json])
     app[_RESOLVE] = resolve_job
     app[_CALL] = call
+    if count is not None:
+        app[_COUNT] = count
     for prefix in ("/v1", ""):  # DGM_LLM_URL may or may not end in /v1
         app.router.add_post(f"{prefix}/chat/completions", _chat_completions)
+        app.router.add_post(f"{prefix}/responses", _responses)
         app.router.add_get(f"{prefix}/models", _models)
         app.router.add_post(f"{prefix}/messages", _messages)
+        app.router.add_post(f"{prefix}/messages/count_tokens", _count_tokens)
     app.router.add_get("/health", _health)
     return app
 
@@ -99,6 +109,17 @@ async def _messages(request: web.Request) -> web.StreamResponse:
     """The Anthropic dialect: its own error shape, so the `anthropic` SDK reads the reason."""
     try:
         return await _served(request, _answer_messages)
+    except LLMCallError as exc:
+        return web.json_response(anthropic_dialect.error_body(exc), status=exc.status)
+
+
+async def _responses(request: web.Request) -> web.StreamResponse:
+    return await _served(request, _answer_responses)
+
+
+async def _count_tokens(request: web.Request) -> web.StreamResponse:
+    try:
+        return await _served(request, _answer_count)
     except LLMCallError as exc:
         return web.json_response(anthropic_dialect.error_body(exc), status=exc.status)
 
@@ -162,8 +183,36 @@ async def _answer_messages(request: web.Request, job: BoundJob) -> web.StreamRes
     return response
 
 
+async def _answer_responses(request: web.Request, job: BoundJob) -> web.StreamResponse:
+    raw = await _body(request)
+    answer, usage = await request.app[_CALL](job, responses_dialect.to_chat_request(raw))
+    response_object = responses_dialect.to_response(answer, usage, raw)
+    if not raw.get("stream"):
+        return web.json_response(response_object)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    for event, data in responses_dialect.stream_events(response_object):
+        await response.write(responses_dialect.event_bytes(event, data))
+    await response.write_eof()
+    return response
+
+
+async def _answer_count(request: web.Request, job: BoundJob) -> web.StreamResponse:
+    if _COUNT not in request.app:
+        raise LLMCallError("count_tokens is not served here", status=404, type="not_found_error")
+    return web.json_response(await request.app[_COUNT](job, await _body(request)))
+
+
 async def _models(request: web.Request) -> web.Response:
+    """The run's model, whatever the client asks for (the run decides): the Anthropic
+    shape for a client that sends `anthropic-version` (the `anthropic` SDK always does),
+    else OpenAI's."""
     job = _job(request)
+    if "anthropic-version" in request.headers:
+        entry = {"type": "model", "id": job.model, "display_name": job.model,
+                 "created_at": "1970-01-01T00:00:00Z"}  # fmt: skip
+        return web.json_response({"data": [entry], "has_more": False,
+                                  "first_id": job.model, "last_id": job.model})  # fmt: skip
     entry = {"id": job.model, "object": "model", "created": 0, "owned_by": "dgm-gateway"}
     return web.json_response({"object": "list", "data": [entry]})
 

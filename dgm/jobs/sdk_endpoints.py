@@ -2,7 +2,8 @@
 container's loopback, announced the way the official SDKs and litellm read it.
 
 The agent's command runs after `PRELUDE`, which puts the agent environment's Debian
-packages (`[environment] apt`) first on PATH and (when the job has a gateway socket)
+packages (`[environment] apt`) first on PATH, their libraries (only ones the image lacks) on
+LD_LIBRARY_PATH, and (when the job has a gateway socket)
 starts `llm_forward_script.py` on 127.0.0.1:LOOPBACK_PORT and exports:
 
 | variable | value |
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from dgm.sandbox import Mount
 from dgm.sandbox.agent_env import ENV_MOUNT
-from dgm.sandbox.env_debs import APT_BIN_DIRS
+from dgm.sandbox.env_debs import APT_BIN_DIRS, APT_LIB_GLOBS
 
 LOOPBACK_PORT = 41100
 FORWARD_SCRIPT = "/run/dgm/llm_forward.py"
@@ -33,6 +34,10 @@ for d in {" ".join(f"{ENV_MOUNT}/{d}" for d in APT_BIN_DIRS)}; do
   [ -d "$d" ] && PATH="$d:$PATH"
 done
 export PATH
+for d in {" ".join(f"{ENV_MOUNT}/{d}" for d in APT_LIB_GLOBS)}; do
+  [ -d "$d" ] && LD_LIBRARY_PATH="$d${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
+done
+[ -n "${{LD_LIBRARY_PATH:-}}" ] && export LD_LIBRARY_PATH
 if [ -n "${{DGM_LLM_URL:-}}" ]; then
   case "$DGM_LLM_URL" in
     unix://*)

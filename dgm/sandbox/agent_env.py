@@ -11,17 +11,24 @@ How it is built, without trusting the agent (env_requirements.py checks the line
    so `{python}` = /opt/dgm-agent-env/bin/python sees the agent's packages and nothing of
    the task's own environment (SWE-bench's /testbed venv stays untouched, and the agent's
    packages never leak into the task's Python);
-4. `apt = [...]`: the named Debian packages, fetched by the host's `apt-get download` and
-   unpacked with `dpkg-deb -x` (no maintainer script runs) under `apt/`, whose bin folders
-   the agent's PATH gets first (env_debs.py).
+4. `apt = [...]`: the named Debian packages and what they depend on that the runtime image
+   lacks (resolved by the host's apt against the image's dpkg status, a simulation),
+   fetched by the host's `apt-get download` and unpacked with `dpkg-deb -x` (no maintainer
+   script runs) under `apt/`, whose bin folders the agent's PATH gets first and whose
+   library folders its LD_LIBRARY_PATH (env_debs.py).
 The result lives in `<env root>/<key>/` with `env.json` (requirements, resolved wheels
 with sha256); an unchanged environment is found by its key and reused at once.
+
+On a Ray node an environment that is missing here is first asked of the head (which builds
+it if it must, with its own index access) and unpacked here (`set_remote_source`, set by the
+worker; dgm/executors/distributed/node_envs.py), the way images travel.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import io
 import json
 import logging
 import os
@@ -30,6 +37,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -38,18 +46,21 @@ from pathlib import Path
 from typing import Any
 
 from dgm.errors import DgmError
-from dgm.sandbox.env_debs import unpack_debs
+from dgm.sandbox.env_debs import image_status, unpack_debs
 from dgm.sandbox.env_requirements import EnvironmentSpec
 
 ENV_MOUNT = "/opt/dgm-agent-env"
 ENV_PYTHON = f"{ENV_MOUNT}/bin/python"
-ENV_FORMAT = "dgm-agent-env/2"  # 2: executable bits kept (apt binaries)
+ENV_FORMAT = "dgm-agent-env/3"  # 2: executable bits kept (apt binaries); 3: apt dependencies
 SANDBOX_PYTHON = "3.11"
 """The python3 of dgm/runtime (Debian bookworm), under every task image."""
 PIP_TIMEOUT_S = 1800
 
 Progress = Callable[[str], None]
+RemoteSource = Callable[[EnvironmentSpec], bytes]
+"""An environment as a tar of its folder, from elsewhere (the head of a Ray cluster)."""
 log = logging.getLogger(__name__)
+_remote: list[RemoteSource] = []
 
 
 @dataclass(frozen=True)
@@ -107,11 +118,18 @@ def list_envs(root: Path | None = None) -> list[dict[str, Any]]:
     return found
 
 
+def set_remote_source(fetch: RemoteSource | None) -> None:
+    """Where this process gets an environment it lacks before building one (a Ray worker:
+    the head); None: build here."""
+    _remote[:] = [fetch] if fetch is not None else []
+
+
 def ensure_env(
     spec: EnvironmentSpec, *, root: Path | None = None, progress: Progress | None = None
 ) -> AgentEnv | None:
-    """The environment for `spec`, built if missing (one builder per key at a time);
-    None for an agent that declares none. Raises `DgmError` naming what cannot be had."""
+    """The environment for `spec`: found, received from the remote source, or built (one
+    builder per key at a time); None for an agent that declares none. Raises `DgmError`
+    naming what cannot be had."""
     if spec.empty:
         return None
     root = root or env_root()
@@ -125,7 +143,45 @@ def ensure_env(
         found = find_env(spec, root)
         if found is not None:
             return found
+        if _remote:
+            received = _receive(spec, key, root, _remote[0])
+            if received is not None:
+                return received
         return _build(spec, key, root, progress or log.info)  # a job's build: the run's log
+
+
+def pack_env(env: AgentEnv) -> bytes:
+    """A built environment's folder as a tar (links kept as links), to ship to a node."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        tar.add(str(env.path), arcname=".")
+    return buf.getvalue()
+
+
+def _receive(spec: EnvironmentSpec, key: str, root: Path, fetch: RemoteSource) -> AgentEnv | None:
+    """The environment from `fetch`, unpacked into place; None (and a local build) when the
+    source fails. Its links (bin/python -> the image's python) are kept; no member may land
+    outside the folder (the `tar` filter), and the record must name the same key."""
+    started = time.monotonic()
+    staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
+    try:
+        data = fetch(spec)
+        target = staging / "env"
+        target.mkdir()
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(target, filter="tar")
+        record = json.loads((target / "env.json").read_text())
+        if record.get("key") != key:
+            raise DgmError(f"received environment {record.get('key')} is not {key}")
+        target.chmod(0o755)
+        os.replace(target, root / key)
+    except Exception as exc:  # noqa: BLE001 - the head could not give it: build here
+        log.warning("environment %s could not be received (%s); building it here", key, exc)
+        return None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    log.info("environment %s: received in %.1fs", key, time.monotonic() - started)
+    return AgentEnv(key, root / key, spec, tuple(record.get("resolved", [])), None)
 
 
 def _build(spec: EnvironmentSpec, key: str, root: Path, progress: Progress) -> AgentEnv:
@@ -151,7 +207,13 @@ def _build(spec: EnvironmentSpec, key: str, root: Path, progress: Progress) -> A
         resolved = tuple(_wheel_record(f) for f in files)
         if spec.apt:
             progress(f"environment {key}: fetching Debian packages {', '.join(spec.apt)}")
-            resolved += tuple(unpack_debs(spec.apt, staging / "debs", target / "apt"))
+            status = image_status(root)
+            resolved += tuple(unpack_debs(spec.apt, staging / "debs", target / "apt", status))
+            added = [r["name"] for r in resolved if r.get("why") == "dependency"]
+            if added:
+                progress(
+                    f"environment {key}: with dependencies the image lacks: " + ", ".join(added)
+                )
         seconds = time.monotonic() - started
         record = {"format": ENV_FORMAT, "key": key, "python": SANDBOX_PYTHON,
                   "requirements": list(spec.requirements), "apt": list(spec.apt),

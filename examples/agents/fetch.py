@@ -24,7 +24,7 @@ MINI_SWE_AGENT = "mini-swe-agent==2.4.6"
 DGM_INITIAL = Path(
     os.environ.get(
         "DGM_INITIAL_SOURCE",
-        HERE.parents[2] / ".." / "shared" / "third-party-agents" / "dgm-initial",
+        HERE.parents[1].parent / "shared" / "third-party-agents" / "dgm-initial",  # ../shared
     )  # fmt: skip
 )
 

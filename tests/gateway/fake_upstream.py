@@ -1,5 +1,6 @@
-"""A local fake of the providers' HTTP APIs: Anthropic `POST /v1/messages` and OpenAI
-`POST /v1/chat/completions`, in a background thread, answering from a queue of steps.
+"""A local fake of the providers' HTTP APIs: Anthropic `POST /v1/messages` (and its
+`count_tokens`, always 4242) and OpenAI `POST /v1/chat/completions`, in a background
+thread, answering from a queue of steps.
 
 With the queue empty it answers a plain text reply in the API's own format. Each
 received request (path, headers, JSON body, and for Anthropic where its `cache_control`
@@ -48,6 +49,7 @@ class FakeUpstream:
         app = web.Application()
         app.router.add_post("/v1/messages", self._handle)
         app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/v1/messages/count_tokens", self._count)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -75,6 +77,13 @@ class FakeUpstream:
         self.requests.append(seen)
         step = self.steps.popleft() if self.steps else reply("fine")
         return await step(api, body)
+
+    async def _count(self, request: web.Request) -> web.Response:
+        """Anthropic's count_tokens: 4242, whatever was sent (kept in `requests`)."""
+        body = await request.json()
+        self.requests.append({"api": "anthropic_count", "headers": dict(request.headers),
+                              "body": body})  # fmt: skip
+        return web.json_response({"input_tokens": 4242})
 
 
 # -- steps -----------------------------------------------------------------------------

@@ -180,3 +180,26 @@ def test_hung_upstream_is_cut_at_the_timeout(provider, upstream, make_gateway, r
         client.chat.completions.create(model="x", messages=[{"role": "user", "content": "b"}])
     assert caught.value.status_code == 504
     assert caught.value.body["type"] == "upstream_timeout"
+
+
+def test_count_tokens_passes_through_to_anthropic(upstream, make_gateway, monkeypatch, records):
+    """With an Anthropic backend the provider counts: the request goes to its count_tokens
+    with the run's model, and its number comes back as is (no estimate, nothing billed)."""
+    import anthropic
+
+    model, url_variable, key_variable = PROVIDERS["anthropic"]
+    monkeypatch.setenv(url_variable, upstream.url)
+    monkeypatch.setenv(key_variable, "test-key")
+    gw = make_gateway(model)
+    ep = gw.bind_job(JobBinding("run-1", "job-1"))
+    client = anthropic.Anthropic(api_key=ep.token, base_url=gw.url.removesuffix("/v1"),
+                                 max_retries=0)  # fmt: skip
+    hello = [{"role": "user", "content": "hi"}]
+    counted = client.messages.count_tokens(model="any", system="be brief", messages=hello)
+    assert counted.input_tokens == 4242
+    (seen,) = upstream.requests
+    assert seen["api"] == "anthropic_count" and seen["body"]["model"] == "claude-sonnet-4-5"
+    assert seen["body"]["messages"][0]["content"][0]["text"] == "hi"
+    assert "max_tokens" not in seen["body"]
+    gw.flush()
+    assert records == []

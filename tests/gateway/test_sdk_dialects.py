@@ -5,6 +5,8 @@ surfacing as each SDK's own error with HTTP 402."""
 
 from __future__ import annotations
 
+import json
+
 import anthropic
 import openai
 import pytest
@@ -122,3 +124,77 @@ def test_anthropic_bad_request_and_unknown_token_are_named(make_gateway):
         _anthropic(gw, "not-a-token").messages.create(
             model="c", max_tokens=5, messages=[{"role": "user", "content": "x"}]
         )
+
+
+FUNCTION = {"type": "function", "name": "bash", "description": "Run a shell command.",
+            "parameters": BASH["input_schema"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_responses_api_tool_round_trip(make_gateway, records, stream):
+    """`client.responses.create` (and the streaming helper): a function call, its output
+    sent back as items, the answer; each call counted and logged like any other."""
+    gw = make_gateway("scripted/sdk-shell")
+    ep = gw.bind_job(JobBinding("run-1", "job-r", node_id=1, task_id="t"))
+    client = openai.OpenAI(api_key=ep.token, base_url=gw.url, max_retries=0)
+    turns: list = [{"role": "user", "content": "list the files"}]
+
+    def ask():
+        kwargs = dict(model="gpt-x", instructions="be brief", input=turns, tools=[FUNCTION])
+        if not stream:
+            return client.responses.create(**kwargs)
+        with client.responses.stream(**kwargs) as events:
+            return events.get_final_response()
+
+    first = ask()
+    call = next(item for item in first.output if item.type == "function_call")
+    assert (call.name, json.loads(call.arguments)) == ("bash", {"command": "ls"})
+    assert (first.usage.input_tokens, first.usage.output_tokens) == (1200, 30)
+    assert first.usage.input_tokens_details.cached_tokens == 1000
+    turns += [
+        *first.output,
+        {"type": "function_call_output", "call_id": call.call_id, "output": "a.py b.py"},
+    ]
+    second = ask()
+    assert second.status == "completed" and second.output_text == "done after a.py b.py"
+    gw.flush()
+    assert [r.job_id for r in records] == ["job-r", "job-r"]
+    logged = list(read_exchanges(ep.log_path))
+    sent = logged[1]["request"]["messages"]
+    assert sent[0] == {"role": "system", "content": "be brief"}
+    assert sent[2]["tool_calls"][0]["id"] == call.call_id and sent[3]["role"] == "tool"
+
+
+def test_responses_api_refuses_what_it_cannot_serve_with_the_reason(make_gateway):
+    gw = make_gateway("scripted/sdk-shell")
+    ep = gw.bind_job(JobBinding("run-1", "job-r2"))
+    client = openai.OpenAI(api_key=ep.token, base_url=gw.url, max_retries=0)
+    with pytest.raises(openai.BadRequestError, match="previous_response_id is not served"):
+        client.responses.create(model="x", input="hi", previous_response_id="resp_1")
+    with pytest.raises(openai.BadRequestError, match="'web_search' tool"):
+        client.responses.create(model="x", input="hi", tools=[{"type": "web_search"}])
+
+
+def test_count_tokens_and_models_are_served_logged_and_not_billed(make_gateway, records):
+    """A scripted backend cannot count: the gateway's estimate, said to be one; the count
+    is in the job's log, costs nothing and is no call. `models.list` in both SDKs' shapes."""
+    gw = make_gateway("scripted/sdk-shell")
+    ep = gw.bind_job(JobBinding("run-1", "job-c", node_id=2, task_id="t"),
+                     JobBudget(max_calls=1))  # fmt: skip
+    claude = _anthropic(gw, ep.token)
+    counted = claude.messages.count_tokens(
+        model="x", system="be brief", tools=[BASH],
+        messages=[{"role": "user", "content": "list the files " * 50}],
+    )  # fmt: skip
+    shorter = claude.messages.count_tokens(model="x", messages=[{"role": "user", "content": "hi"}])
+    assert counted.input_tokens > shorter.input_tokens > 0
+    assert claude.models.list().data[0].id == "scripted/sdk-shell"
+    oai = openai.OpenAI(api_key=ep.token, base_url=gw.url, max_retries=0)
+    assert [m.id for m in oai.models.list()] == ["scripted/sdk-shell"]
+    claude.messages.create(model="x", max_tokens=64, messages=[{"role": "user", "content": "a"}])
+    gw.flush()
+    assert len(records) == 1  # the one completion; counts are not calls (max_calls=1 held)
+    logged = list(read_exchanges(ep.log_path))
+    counts = [line for line in logged if "count_tokens" in line["request"]]
+    assert len(counts) == 2 and all(c["cost_usd"] == 0 and c["usage"] is None for c in counts)
+    assert counts[0]["response"] == {"input_tokens": counted.input_tokens, "dgm_estimate": True}

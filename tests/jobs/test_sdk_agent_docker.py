@@ -2,8 +2,9 @@
 `[environment]`, gets them from an environment built once from binary wheels, and talks to
 the gateway through the official SDKs reading only the standard variables
 (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, the job token as API key) on the container's
-loopback: both dialects, streaming and not, tool calls, cache usage, and the budget refusal
-as each SDK's own 402 error. The container still reaches no other network."""
+loopback: Chat Completions, the Responses API and Messages, streaming and not, tool calls,
+cache usage, Anthropic's count_tokens (logged, not billed), the models list in both shapes,
+and the budget refusal as each SDK's own 402 error. The container still reaches no other network."""
 
 from __future__ import annotations
 
@@ -52,6 +53,18 @@ seen["anthropic_tool"] = use.input
 with claude.messages.stream(model="any", max_tokens=256, messages=say) as events:
     final = events.get_final_message()
 seen["anthropic_stream"] = [final.content[0].text, final.usage.cache_read_input_tokens]
+FUNCTION = {"type": "function", "name": "bash", "parameters": BASH["input_schema"]}
+response = oai.responses.create(model="any", input="fix it", tools=[FUNCTION])
+call = [item for item in response.output if item.type == "function_call"][0]
+seen["responses_tool"] = [json.loads(call.arguments), response.usage.input_tokens]
+turns = [{"role": "user", "content": "fix it"}, *response.output,
+         {"type": "function_call_output", "call_id": call.call_id, "output": "README"}]
+with oai.responses.stream(model="any", input=turns) as events:
+    done = events.get_final_response()
+seen["responses_stream"] = [done.output_text, done.usage.input_tokens_details.cached_tokens]
+counted = claude.messages.count_tokens(model="any", messages=say, tools=[BASH])
+seen["count_tokens"] = counted.input_tokens > 0
+seen["models"] = [oai.models.list().data[0].id, claude.models.list().data[0].id]
 for name, call in [("anthropic", lambda: claude.messages.create(model="any", max_tokens=9,
                                                                  messages=say)),
                    ("openai", lambda: oai.chat.completions.create(model="any", messages=say))]:
@@ -105,7 +118,7 @@ def test_unmodified_sdks_reach_the_gateway_from_a_sandbox(tmp_path, image):
     settings = GatewaySettings("scripted/sdk-docker", run="sdk", log_dir=logs, port=None)
     with Gateway(settings) as gw:
         ep = gw.bind_job(JobBinding("sdk", "job-1", node_id=0, task_id="t"),
-                         JobBudget(max_calls=4), short_socket_path("job-1"))  # fmt: skip
+                         JobBudget(max_calls=6), short_socket_path("job-1"))  # fmt: skip
         request = AgentRunRequest(agent, image, {"id": "t"}, base, 300, workspace=work)
         result = run_agent(request, tmp_path / "out", ep)
         gw.unbind(ep)
@@ -116,11 +129,18 @@ def test_unmodified_sdks_reach_the_gateway_from_a_sandbox(tmp_path, image):
         "openai_stream_cached": 700,
         "anthropic_tool": {"command": "ls"},
         "anthropic_stream": ["fixed", 700],
+        "responses_tool": [{"command": "ls"}, 900],
+        "responses_stream": ["fixed", 700],
+        "count_tokens": True,
+        "models": ["scripted/sdk-docker", "scripted/sdk-docker"],
         "anthropic_refused": ["anthropic", 402],
         "openai_refused": ["openai", 402],
         "network": "none",
     }, result.output[-2000:]
     assert "+fixed" in result.patch
     assert result.environment and "anthropic==2.15.0" in result.environment["requirements"]
-    assert totals.run.calls == 4 and totals.refused == 2
-    assert len(list(read_exchanges(ep.log_path))) == 6  # refusals are logged too
+    assert totals.run.calls == 6 and totals.refused == 2  # a token count is no call
+    exchanges = list(read_exchanges(ep.log_path))
+    assert len(exchanges) == 9  # refusals and the token count are logged too
+    counts = [e for e in exchanges if "count_tokens" in (e["request"] or {})]
+    assert len(counts) == 1 and counts[0]["cost_usd"] == 0 and counts[0]["response"]["dgm_estimate"]

@@ -33,7 +33,8 @@ class LocalCluster:
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: dict[str, subprocess.Popen] = {}
 
-    def add(self, name: str, slots: int) -> None:
+    def add(self, name: str, slots: int, env: dict[str, str] | None = None) -> None:
+        """Start node `name` offering `slots` sandbox slots; `env`: variables of its own."""
         head = not self.nodes
         args = [str(RAY), "start", "--block", "--num-cpus=1", "--object-store-memory=100000000",
                 "--disable-usage-stats", f"--dashboard-agent-listen-port={free_port()}",
@@ -46,7 +47,8 @@ class LocalCluster:
             args += [f"--address={self.address}"]
         path = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
         env = {**os.environ, "DGM_NODE_NAME": name, "RAY_USAGE_STATS_ENABLED": "0",
-               "DGM_TEST_NODE": f"{self.temp}:{name}", "PYTHONPATH": path}  # fmt: skip
+               "DGM_TEST_NODE": f"{self.temp}:{name}", "PYTHONPATH": path,
+               **(env or {})}  # fmt: skip
         log = open(self.temp / f"node-{name}.log", "w")  # noqa: SIM115
         self.nodes[name] = subprocess.Popen(
             args, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True

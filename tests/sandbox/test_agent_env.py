@@ -119,8 +119,10 @@ def test_a_build_script_never_runs_on_the_host(tmp_path, monkeypatch):
 
 
 @pytest.mark.docker
-def test_debian_packages_reach_the_agents_path(tmp_path, monkeypatch):
-    """`apt = ["ripgrep"]`: unpacked on the host (no maintainer script), on PATH inside."""
+def test_debian_packages_come_with_what_they_need_beyond_the_image(tmp_path, monkeypatch):
+    """`apt = ["jq"]`: jq needs libjq1 and libonig5, which the runtime image lacks; apt
+    resolves them against the image's own packages (libc6 is the image's), they are unpacked
+    on the host (no maintainer script), and jq runs inside from PATH with its libraries."""
     from dgm.jobs.agent_run import AgentRunRequest, run_agent
     from dgm.workspace_git import git_init
     from tests.needs import image_or_missing
@@ -130,8 +132,9 @@ def test_debian_packages_reach_the_agents_path(tmp_path, monkeypatch):
     agent = tmp_path / "agent"
     agent.mkdir()
     (agent / "agent.toml").write_text(
-        "[commands]\nsolve = \"sh -c 'rg --version > /out/rg.txt'\"\n"
-        '[environment]\napt = ["ripgrep"]\n'
+        "[commands]\nsolve = \"sh -c 'echo 1 2 3 | jq -s length > /out/jq.txt 2>&1; "
+        "command -v jq >> /out/jq.txt'\"\n"
+        '[environment]\napt = ["jq"]\n'
     )
     work = tmp_path / "work"
     work.mkdir()
@@ -143,5 +146,41 @@ def test_debian_packages_reach_the_agents_path(tmp_path, monkeypatch):
         if "cannot be fetched" in exc.message:
             pytest.skip(f"no Debian mirror reachable: {exc.message}")
         raise
-    assert (tmp_path / "out" / "rg.txt").read_text().startswith("ripgrep"), result.output
-    assert result.environment and result.environment["resolved"][0]["name"] == "apt:ripgrep"
+    said = (tmp_path / "out" / "jq.txt").read_text().splitlines()
+    assert said == ["3", "/opt/dgm-agent-env/apt/usr/bin/jq"], (said, result.output)
+    assert result.environment is not None
+    why = {r["name"]: r["why"] for r in result.environment["resolved"]}
+    assert why["apt:jq"] == "named" and why["apt:libjq1"] == "dependency", why
+    assert why["apt:libonig5"] == "dependency", why
+    assert "apt:libc6" not in why  # the image has it: never shadowed
+
+
+def test_an_environment_received_from_elsewhere_is_unpacked_not_built(tmp_path, monkeypatch):
+    """A Ray node's `ensure_env` asks its remote source (the head) first: the tar of a built
+    environment is unpacked with its links; a tar whose member leaves the folder, or one of
+    another key, is refused and the node builds it itself."""
+    import io
+
+    from dgm.sandbox.agent_env import pack_env, set_remote_source
+
+    _wheel(_index(tmp_path, monkeypatch), "tinypkg", "1.0")
+    spec = EnvironmentSpec(("tinypkg==1.0",))
+    built = ensure_env(spec, root=tmp_path / "head")
+    assert built is not None
+    asked: list[EnvironmentSpec] = []
+    set_remote_source(lambda wanted: asked.append(wanted) or pack_env(built))
+    try:
+        received = ensure_env(spec, root=tmp_path / "node")
+        assert asked == [spec] and received is not None and received.build_s is None
+        assert (received.path / "bin" / "python").readlink() == Path("/usr/bin/python3.11")
+        assert received.resolved == built.resolved
+        evil = io.BytesIO()
+        with tarfile.open(fileobj=evil, mode="w") as tar:
+            member = tarfile.TarInfo("../../escaped")
+            tar.addfile(member, io.BytesIO(b""))
+        set_remote_source(lambda wanted: evil.getvalue())
+        other = ensure_env(spec, root=tmp_path / "node2")
+        assert other is not None and other.build_s is not None  # built here instead
+        assert not list(tmp_path.rglob("escaped"))
+    finally:
+        set_remote_source(None)

@@ -62,6 +62,8 @@ class Returned:
     """The task's whole time on the node: images, unpacking, relays, the job, packing."""
     run_seconds: float = 0.0
     """The job's own time (its `run`), the part any executor spends."""
+    environments: dict[str, str] = field(default_factory=dict)
+    """Agent environment key -> `loaded` (from the head) for each this node lacked."""
 
 
 def job_id_of(payload: Any) -> str:

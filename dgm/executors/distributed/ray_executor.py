@@ -161,7 +161,8 @@ def ray_executor_for(workers: int, run: Any, jobs: Any) -> RayExecutor:
         node = returned.node
         run.event(
             "job_placed", job_id=job_id, node=node["name"], node_id=node["id"], ip=node["ip"],
-            images=returned.images, run_s=round(returned.run_seconds, 3),
+            images=returned.images, environments=returned.environments,
+            run_s=round(returned.run_seconds, 3),
             node_s=round(returned.seconds, 3), head_s=round(head_seconds, 3),
         )  # fmt: skip
 

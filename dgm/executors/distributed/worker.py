@@ -1,6 +1,7 @@
 """What a Ray task does on a worker node: one parcel in, one `Returned` out.
 
     images   the job's sandbox images present on this node (present / loaded / built)
+    envs     agent environments this node lacks are received from the head (node_envs.py)
     sweep    containers of jobs lost on this node (their worker died) removed, once per
              worker process
     relay    one per endpoint of the job: a unix socket here, forwarding to the head's
@@ -23,9 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dgm.executors.distributed.node_envs import head_source
 from dgm.executors.distributed.node_images import ensure_images
 from dgm.executors.distributed.parcel import Parcel, Returned, pack_logs, scratch_root, unpack
 from dgm.executors.distributed.relay import JobRelay
+from dgm.sandbox.agent_env import set_remote_source
 
 _swept = threading.Event()
 
@@ -58,6 +61,8 @@ def run_parcel(
     node = node_identity()
     fetch = _fetch_from(head_node) if head_node and head_node != node["id"] else None
     images = ensure_images(parcel.images, fetch)
+    environments: dict[str, str] = {}
+    set_remote_source(head_source(head_node, environments) if fetch is not None else None)
     if parcel.images and not _swept.is_set():
         _sweep_lost_containers()
     relays: list[JobRelay] = []
@@ -82,7 +87,7 @@ def run_parcel(
                 relay.stop()
         logs = pack_logs(log_dir)
     seconds = time.monotonic() - started
-    return Returned(result, logs, str(log_dir), node, images, seconds, run_seconds)
+    return Returned(result, logs, str(log_dir), node, images, seconds, run_seconds, environments)
 
 
 def _fetch_from(head_node: str) -> Callable[[str], bytes]:

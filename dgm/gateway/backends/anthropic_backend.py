@@ -56,6 +56,19 @@ class AnthropicBackend:
             raise error from None
         return from_anthropic(answer.model_dump(mode="json"))
 
+    async def count_tokens(self, request: dict[str, Any]) -> int:
+        """The provider's own count of a request's input (`/v1/messages/count_tokens`)."""
+        params = to_anthropic(request, 1)
+        params.pop("max_tokens", None)
+        try:
+            counted = await self.client.messages.count_tokens(model=self.model, **params)
+        except anthropic.AnthropicError as exc:
+            error = upstream_error(exc, anthropic)
+            if error is None:
+                raise
+            raise error from None
+        return counted.input_tokens
+
     async def close(self) -> None:
         await self.client.close()
 

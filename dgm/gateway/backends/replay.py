@@ -58,8 +58,9 @@ class ReplayBackend:
             if call < previous.get(who, -1):  # a new attempt of this job
                 attempt = {k: v for k, v in attempt.items() if k[:2] != who}
             previous[who] = call
-            if line.get("response") and isinstance(line.get("request"), dict):
-                attempt[(job, str(role), call)] = line
+            answer, asked = line.get("response"), line.get("request")
+            if isinstance(answer, dict) and "choices" in answer and isinstance(asked, dict):
+                attempt[(job, str(role), call)] = line  # a completion (a token count is none)
         self._answers.update(attempt)
 
     @staticmethod
