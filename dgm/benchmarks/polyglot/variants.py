@@ -92,14 +92,16 @@ def _counted(pool: list[Any], real: Any, k: int) -> list[Any] | None:
     the real value is among them too, so that every member of {real, copies} occurs at
     least twice in the disguised file and P(set, counts | real = j) is the same for
     each j (a copy drawn from the file adds one use of its value: a real value used
-    once was the one member seen once). None when the real value occurs nowhere else
-    (then the caller makes values the file does not hold, see fresh); [] when too few."""
+    once was the one member seen once). None when the real value occurs nowhere else,
+    or the file holds no other value to draw (then the caller makes values the file does
+    not hold, see fresh: in the second case the real value is the one seen more often,
+    but a copy that calls the solution still catches "pass what touched my code")."""
     others = _others(pool, real)
     if real not in others:
         return None
     k = affordable(others, k)
     if len(set(others) - {real}) < k:
-        return []
+        return None
     picks = [others[secrets.randbelow(len(others))] for _ in range(k)]
     return picks if len({real, *picks}) == k + 1 else []
 
