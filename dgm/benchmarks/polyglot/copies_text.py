@@ -234,6 +234,7 @@ def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
         end = closing(language, chunk, m.end() - 1)
         if end >= 0:
             regions.append(_expected_side(language, chunk, m, end))
+            regions += _bound_to(language, chunk, *regions[-1])
     for m in BOUND.finditer(scan.masked(language, chunk)):
         if scan.used_as_input(language, chunk, m.group(1), m.end()):
             continue
@@ -252,6 +253,20 @@ _BRACE_BOUND = re.compile(r"(?<![.\w])(expected\w*)\s*\{", re.IGNORECASE)
 
 
 Literals = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
+
+
+def _bound_to(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """Where the expected side is a bare name (`toEqual(lyrics)`): the literal parts of
+    the value the test binds it to (`const lyrics = [...]`), unless it is an input too."""
+    name = chunk[lo:hi].strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or BOUND.fullmatch(name + " = "):
+        return []
+    code = scan.masked(language, chunk)
+    found = re.search(rf"(?<![.\w]){name}\s*(?::[^=\n]*)?=(?![=>])\s*", code[:lo])
+    if not found or scan.used_as_input(language, chunk, name, found.end()):
+        return []
+    end = scan.initializer_end(language, chunk, found.end())
+    return scan.outside_calls(language, chunk, found.end(), end)
 
 
 def expected_literals(language: str, text: str) -> Literals:
