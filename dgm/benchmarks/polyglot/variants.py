@@ -251,11 +251,12 @@ def string_body(body: str, k: int, quote: str = "") -> list[str]:
     picked = drawn(pool, body, k)
     if picked is not None:
         return picked
-    return fresh(_string_made(body, k), pool)
+    return fresh(_word_swapped(body, k), pool) or fresh(_char_changed(body, k), pool)
 
 
-def _string_made(body: str, k: int) -> list[str]:
-    """k strings made from `body`: one word or character changed (string_body)."""
+def _word_swapped(body: str, k: int) -> list[str]:
+    """k strings made from `body` with one word swapped for others of the file ([] if
+    none fits)."""
     spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
     for m in _shuffled(spots):
         word = m.group(0)
@@ -264,6 +265,12 @@ def _string_made(body: str, k: int) -> list[str]:
         if len(others) >= k:
             picks = _shuffled(others)[:k]
             return [body[: m.start()] + w + body[m.end() :] for w in picks]
+    return NONE
+
+
+def _char_changed(body: str, k: int) -> list[str]:
+    """k strings made from `body` with one letter or digit changed for others of its
+    class (where the file holds a word-swapped one, e.g. its only two words)."""
     plain = [m.start() for m in re.finditer(r"[A-Za-z0-9]", body)
              if m.start() == 0 or body[m.start() - 1] != "\\"]  # fmt: skip
     if not plain:
