@@ -75,8 +75,10 @@ def _value(token: str) -> float:
 
 READABLE: contextvars.ContextVar[bool] = contextvars.ContextVar("readable", default=False)
 """Set while disguising a file whose source solution code can read while the tests run
-(Python, JavaScript; Java's class files keep their constants): there a copy's value
-must not be told by how often it occurs in the disguised file (redteam F1)."""
+(Python, JavaScript; Java's class files keep their constants): there a copied string or
+enumerator must not be told by how often it occurs in the disguised file (redteam F1).
+Numbers are still drawn from the file as before: their run fallback, used where a real
+number occurs once, is biased near zero (README limits)."""
 
 
 def _others(pool: list[Any], real: Any) -> list[Any]:
@@ -130,8 +132,6 @@ def _from_file(token: str, k: int) -> list[str] | None:
     int_run): never drawn again, which would favour the real value; None when the file
     has too few different numbers of the notation."""
     kind = _notation(token)
-    if READABLE.get():
-        return _counted([t for t in NUMBERS.get() if _notation(t) == kind], token, k)
     for numbers in (NUMBERS.get(), FILE_NUMBERS.get()):
         pool = [t for t in numbers if _notation(t) == kind]
         if kind is not None and len(set(pool) - {token}) >= affordable(pool, k) + 1:
@@ -162,7 +162,7 @@ def number_literal(token: str, k: int) -> list[str]:
     drawn = _from_file(token, k)
     if drawn is not None:
         return drawn
-    return fresh(_number_run(token, k), list(NUMBERS.get()))
+    return _number_run(token, k)
 
 
 def _number_run(token: str, k: int) -> list[str]:
@@ -290,7 +290,7 @@ def python_value(value: Any, k: int) -> list[Any]:
         drawn = _from_file(str(value), k) if value >= 0 else None
         if drawn is not None:
             return [int(t) for t in drawn]
-        return fresh(int_run(value, k), [int(t) for t in NUMBERS.get() if t.isdigit()])
+        return int_run(value, k)
     if isinstance(value, float):
         text = repr(value)
         if not re.fullmatch(r"-?\d+\.\d+", text):
@@ -301,8 +301,7 @@ def python_value(value: Any, k: int) -> list[Any]:
         places = len(text.split(".")[1])
         scaled = int(text.replace(".", "").replace("-", "")) * (-1 if value < 0 else 1)
         run = int_run(scaled, k)
-        made = [float(Decimal(v).scaleb(-places)) for v in run]
-        return fresh(made, [float(t) for t in NUMBERS.get() if re.fullmatch(r"\d+\.\d+", t)])
+        return [float(Decimal(v).scaleb(-places)) for v in run]
     if isinstance(value, str):
         return string_body(value, k)  # (Python's pool holds values: quote "")
     if isinstance(value, bytes):
