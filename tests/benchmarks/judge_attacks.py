@@ -23,6 +23,8 @@ class Attack:
     stub: bool = False
     """Start from the stubs instead of the reference (config attacks: tests must fail)."""
     notes: list[str] = field(default_factory=list)
+    exercise: str = ""
+    """The exercise it runs on (default: EXERCISES[language])."""
 
 
 EXERCISES = {"python": "affine-cipher", "go": "octal", "rust": "acronym", "cpp": "perfect-numbers",

@@ -21,13 +21,15 @@ from dgm.workspace_git import git_diff
 from .judge_attacks import ALL, EXERCISES, Attack
 from .judge_attacks_round2 import ALL as ROUND2
 from .judge_attacks_round3 import ALL as ROUND3
+from .judge_attacks_round4 import ALL as ROUND4
 
 pytestmark = pytest.mark.docker
 LIMITS = ResourceLimits(memory="3g", pids=1024)
 
 
-def _task(polyglot_dir: Path, language: str) -> Task:
-    task = polyglot.PolyglotTasks(polyglot_dir).task(f"{language}__{EXERCISES[language]}")
+def _task(polyglot_dir: Path, language: str, exercise: str = "") -> Task:
+    exercise = exercise or EXERCISES[language]
+    task = polyglot.PolyglotTasks(polyglot_dir).task(f"{language}__{exercise}")
     # A C++ build of Catch's main takes minutes on a loaded 2-core machine: a timeout here
     # would pass an attack test for the wrong reason.
     return dataclasses.replace(task, test_timeout_s=1200)
@@ -70,15 +72,11 @@ def test_reference_resolves_and_stubs_do_not(
     assert not bad.resolved and not bad.tampered
 
 
-KNOWN_HOLES = {
-    ("go", "touched_fail_lines_rewritten_by_reexec"),
-    ("cpp", "touched_failures_cut_from_report"),
-}
-"""Open holes (issue 24, README "Limits that remain"): the exercise these attacks run on
-(go octal, cpp perfect-numbers) has no literal expected value to change, so its file gets
-no must-fail copy, only the literal canaries, which never call the solution: a trick that
-passes "the tests that touched my code" passes it. Strict: when the judge starts catching
-them, these tests fail until the mark goes."""
+KNOWN_HOLES: set[tuple[str, str]] = set()
+"""Open holes (issue 24, README "Limits that remain"), as (language, attack name): marked
+strict xfail, so that when the judge starts catching one, its test fails until the mark
+goes. (Go octal's and C++ perfect-numbers' attacks were here while a file with no
+literal expected value got no must-fail copy.)"""
 
 
 def _marked(attack: Attack) -> object:
@@ -89,7 +87,9 @@ def _marked(attack: Attack) -> object:
 
 
 @pytest.mark.parametrize(
-    "attack", [_marked(a) for a in ALL + ROUND2 + ROUND3], ids=lambda a: f"{a.language}-{a.name}"
+    "attack",
+    [_marked(a) for a in ALL + ROUND2 + ROUND3 + ROUND4],
+    ids=lambda a: f"{a.language}-{a.name}",
 )
 def test_attack_is_never_resolved(
     attack: Attack,
@@ -99,7 +99,7 @@ def test_attack_is_never_resolved(
     tmp_path: Path,
 ) -> None:
     _image_for(attack.language, request)
-    task = _task(polyglot_dir, attack.language)
+    task = _task(polyglot_dir, attack.language, attack.exercise)
     patch = attack_patch(task, attack, tmp_path / "work")
     verdict, log = judge_polyglot(task, patch, LIMITS)
     assert not verdict.resolved, (verdict, log[-3000:])

@@ -143,6 +143,47 @@ def test_every_real_exercise_gets_a_disguise_the_reader_finds(polyglot_dir: Path
     assert with_fails >= 0.65 * total, (with_fails, total)
 
 
+NO_LITERAL = {
+    # (language, exercise): what its must-fail copies change, none of it a literal the
+    # file's assertions compare with, so it had only the literal canaries
+    ("go", "octal"): r"expected \d+ -> \d+",  # a positional table field, int64
+    ("go", "beer-song"): r"expected verses?\d+ -> verses?\d+",  # a constant the field holds
+    ("go", "bowling"): r"expected \d+ -> \d+",  # `score != tc.score`, any field name
+    ("cpp", "perfect-numbers"): r"expected perfect_numbers::classification::\w+ -> ",
+    ("java", "connect"): r"expected Winner\.\w+ -> Winner\.\w+",
+    ("java", "custom-set"): r"negated a boolean check|expected ",  # isTrue()/isFalse()
+    ("rust", "scale-generator"): r"expected \"",  # a helper's `expected` argument
+    ("cpp", "all-your-base"): r"expected \d+ -> \d+",  # `vector<unsigned> expected{1}`
+}
+
+
+SOURCES = (".go", ".cpp", ".java", ".rs")
+
+
+@pytest.mark.parametrize("case", sorted(NO_LITERAL), ids=lambda c: f"{c[0]}-{c[1]}")
+def test_files_with_no_literal_expected_value_get_must_fail_copies(
+    case: tuple[str, str], polyglot_dir: Path, tmp_path: Path
+) -> None:
+    """Such a file gets must-fail copies in every draw, using only values the file itself
+    holds in the same place (another enumerator of the enum, another entry's constant,
+    a boolean check the file writes both ways), so it needs no literal canaries: those
+    never call the solution, and "pass whatever touched my code" passed them (issue 24's
+    two open holes: go octal, cpp perfect-numbers)."""
+    language, exercise = case
+    task = next(t for t in polyglot.PolyglotTasks(polyglot_dir).tasks(language)
+                if t.id == f"{language}__{exercise}")  # fmt: skip
+    for n in range(6):
+        plan = prepare_judge_tree(task, tmp_path / str(n))
+        fails = [e for e in plan.entries if e.kind == MUST_FAIL]
+        assert fails and not plan.canaries, (n, plan.entries)
+        assert all(re.match(NO_LITERAL[case], e.how) for e in fails), fails
+        real, _, copy = fails[0].how.removeprefix("expected ").partition(" -> ")
+        sources = [p for p in Path(task.source).rglob("*") if p.suffix in SOURCES and p.is_file()]
+        pristine = "\n".join(p.read_text() for p in sources)
+        if copy and not copy.isdigit():  # (a number may come from an evenly spaced run)
+            assert copy.strip('"') in pristine, fails[0]  # a value the file has
+
+
 # -- grading through the mapping -------------------------------------------------------------
 ENTRIES = [
     Entry("qwerty", "adds", REAL),

@@ -8,6 +8,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from dgm.benchmarks.polyglot import variants
 from dgm.benchmarks.polyglot.copies import NameGen
 from dgm.benchmarks.polyglot.copies_scan import (
     BOUND,
@@ -16,6 +17,8 @@ from dgm.benchmarks.polyglot.copies_scan import (
     initializer_end,
     masked,
     outside_calls,
+    string_parts,
+    tokens,
     used_as_input,
 )
 
@@ -46,6 +49,7 @@ def mutate_go(text: str, chunk: str, names: NameGen, k: int = 1,
     if found:
         var, table = found.group(1), found.group(2)
         fields = {f for f in re.findall(rf"\b{var}\.(\w+)", chunk) if _GO_FIELD.match(f)}
+        fields |= _compared_fields(chunk, var)
         if fields and re.search(rf"\b{table}\s*:=", chunk):  # a table inside the test
             changed = _change_field(chunk, fields, k)
             if changed:
@@ -70,6 +74,43 @@ def mutate_go(text: str, chunk: str, names: NameGen, k: int = 1,
             if changed:
                 return [Mutant(body, how) for body, how in changed]
     return []
+
+
+def _compared_fields(chunk: str, var: str) -> set[str]:
+    """Fields of the table entry `var` that the test compares with a result
+    (`score != tc.score`, `reflect.DeepEqual(rows, tc.rows)`), never passed to the
+    solution: expected values whatever their name."""
+    code = masked("go", chunk)
+    other = r"(?!nil\b|true\b|false\b)(?<![\w.])[A-Za-z_]\w*(?![\w.(\[])"
+    found = set(re.findall(rf"{other}\s*[!=]=\s*\b{var}\.(\w+)\b(?!\s*[.(\[])", code))
+    found |= set(re.findall(rf"\b{var}\.(\w+)\s*[!=]=\s*{other}", code))
+    found |= set(re.findall(rf"DeepEqual\(\s*\w+\s*,\s*{var}\.(\w+)\s*\)", code))
+    found |= set(re.findall(rf"DeepEqual\(\s*{var}\.(\w+)\s*,\s*\w+\s*\)", code))
+    return {f for f in found if not _passed(code, f"{var}.{f}")}
+
+
+_HARMLESS = re.compile(r"(?i)^(?:\w*equal\w*|len|cap|errorf?|fatalf?|logf?|sprintf|printf"
+                       r"|println|string|contains\w*|hasprefix|tolower|skip\w*)$")  # fmt: skip
+
+
+def _passed(code: str, name: str) -> bool:
+    """Is `name` an argument of a call (its innermost one) that is no comparison or
+    message: the solution's input? (`t.Run`'s closure holding it does not count.)"""
+    for m in re.finditer(rf"(?<![\w.]){re.escape(name)}\b", code):
+        depth, i = 0, m.start() - 1
+        while i >= 0:
+            if code[i] in ")]}":
+                depth += 1
+            elif code[i] in "([{":
+                if depth == 0:
+                    break
+                depth -= 1
+            i -= 1
+        if i >= 0 and code[i] == "(":
+            call = re.search(r"(\w+)\s*$", code[:i])
+            if call and not _HARMLESS.match(call.group(1)):
+                return True
+    return False
 
 
 def decl_span(text: str, table: str) -> tuple[int, int] | None:
@@ -97,16 +138,75 @@ def _change_field(source: str, fields: set[str], k: int) -> list[tuple[str, str]
              if not _expects_failure(source, m.start())]  # fmt: skip
     if not sites and not re.search(pattern, source, re.MULTILINE):
         sites = _positional_sites(source, fields)
-    for lo, hi in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
-        changed = change_literal("go", source, lo, hi, k)
-        if changed:
-            return changed
+    numbers, strings, idents = _site_values(source, sites)
+    wide = variants.WIDE.set(_wide(source, fields))
+    pools = [variants.NUMBERS.set(numbers) if len(set(numbers)) > 1 else None,
+             variants.STRINGS.set(strings) if len(set(strings)) > 1 else None]  # fmt: skip
+    try:
+        for lo, hi in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
+            changed = change_literal("go", source, lo, hi, k) or _swap_ident(
+                source, lo, hi, idents, k
+            )
+            if changed:
+                return changed
+    finally:
+        variants.WIDE.reset(wide)
+        for var, token in zip((variants.NUMBERS, variants.STRINGS), pools, strict=True):
+            if token is not None:
+                var.reset(token)
     return []
+
+
+_IDENT = re.compile(r"(?!nil$|true$|false$)[A-Za-z_]\w*")
+
+
+def _site_values(source: str, sites: list[tuple[int, int]]) -> tuple[tuple, tuple, list[str]]:
+    """The expected values of one table field (number literals, string literals as
+    (quote, body), bare identifiers), repeats kept: what its changed values are drawn
+    from, so a copy's value is one the same field holds elsewhere in the table."""
+    numbers, strings, idents = [], [], []
+    for lo, hi in sites:
+        value = source[lo:hi].strip().rstrip(",").strip()
+        if _IDENT.fullmatch(value):
+            idents.append(value)
+        for t in tokens("go", source, lo, hi):
+            if t.lastgroup == "num":
+                numbers.append(t.group(0))
+            parts = string_parts(t.group(0)) if t.lastgroup == "str" else None
+            strings += [parts] if parts else []
+    return tuple(numbers), tuple(strings), idents
+
+
+def _swap_ident(source: str, lo: int, hi: int, idents: list[str],
+                k: int) -> list[tuple[str, str]]:  # fmt: skip
+    """The site's value, a bare identifier (`verse8`, a constant of the file), replaced by
+    k others the same field holds in other entries, drawn as numbers are."""
+    value = source[lo:hi].strip().rstrip(",").strip()
+    if not _IDENT.fullmatch(value):
+        return []
+    at = lo + source[lo:hi].index(value)
+    drawn = variants.drawn(idents, value, k) or []
+    return [(source[:at] + n + source[at + len(value) :], f"expected {value} -> {n}")
+            for n in drawn]  # fmt: skip
+
+
+_WIDE_TYPES = {"int", "int64", "float64", "float32"}
+
+
+def _wide(source: str, fields: set[str]) -> bool:
+    """Are the expected fields all declared in `source`'s struct with a 64-bit int or a
+    float type (no 8-, 16- or 32-bit slot that a drawn value could overflow)?"""
+    struct = re.search(r"struct\s*\{([^{}]*)\}", source)
+    if not struct:
+        return False
+    types = dict(re.findall(r"^\s*(\w+)\s+(\S+)", struct.group(1), re.MULTILINE))
+    numeric = [types[f] for f in fields if f in types and types[f] not in ("bool", "string")]
+    return bool(numeric) and all(t in _WIDE_TYPES for t in numeric)
 
 
 _ERROR_FIELD = re.compile(r"(?i)^\s*\w*(?:err|panic|fail|invalid)\w*\s*:\s*(.+?),?\s*$",
                           re.MULTILINE)  # fmt: skip
-_NOTHING = {"false", "nil", '""', "``", "0"}
+_NOTHING = {"false", "nil", '""', "``", "0", '"none"'}
 _OK_FIELD = re.compile(r"(?i)^(?:ok|valid\w*|success\w*)$")
 
 
@@ -144,7 +244,7 @@ def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
         parts.append((start, len(body)))
         risky = [i for i, n in enumerate(names) if re.search(r"(?i)err|panic|fail|invalid", n)]
         oks = [i for i, n in enumerate(names) if _OK_FIELD.match(n)]
-        values = [body[a:b].strip() for a, b in parts]
+        values = [entry.group(1)[a:b].strip() for a, b in parts]
         failing = [values[i] == "false" for i in oks if i < len(values)]
         failing += [values[i] not in _NOTHING for i in risky if i < len(values)]
         if any(failing):

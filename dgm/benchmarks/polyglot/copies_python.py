@@ -11,7 +11,9 @@ or of the literal a name it compares with was bound to) changed.
 from __future__ import annotations
 
 import ast
+import contextvars
 import copy
+import re
 import secrets
 from typing import Any
 
@@ -42,6 +44,7 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     entries: list[Entry] = []
     variants.NUMBERS.set(_expected_numbers(tree))
     variants.STRINGS.set(_expected_strings(tree))
+    FORMS.set(frozenset(re.findall(r"\bself\.(\w+)\s*\(", text)))
     containers: list[ast.Module | ast.ClassDef] = [tree]
     containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
     for node in containers:
@@ -96,7 +99,41 @@ def mutants(test: Any, k: int) -> list[tuple[Any, str]]:
             out.append((copy.deepcopy(test), f"expected {value!r} -> {new!r}"))
         _put((holder, field, position), node)
         return out
-    return []
+    return _negated(test)
+
+
+FORMS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("forms", default=frozenset())
+"""The `self.<method>(...)` checks the file being disguised calls (set by the disguise)."""
+_OPPOSITES = [("assert_", "refute_"), ("True", "False"), ("IsNone", "IsNotNone"),
+              ("In", "NotIn"), ("Equal", "NotEqual"), ("Is", "IsNot")]  # fmt: skip
+
+
+def _opposite(name: str) -> str | None:
+    """The check the file also calls that asserts the opposite of `name`, or None."""
+    for a, b in _OPPOSITES:
+        for this, that in ((a, b), (b, a)):
+            if this in name:
+                other = name.replace(this, that, 1)
+                if other != name and other in FORMS.get():
+                    return other
+    return None
+
+
+def _negated(test: Any) -> list[tuple[Any, str]]:
+    """One copy of `test` with one check turned into its opposite, where the file itself
+    calls both (dominoes' `assert_correct_chain`/`refute_correct_chain`): for tests with
+    no literal expected value; no form the file lacks is ever written."""
+    calls = [n for n in ast.walk(test) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+             and n.func.value.id == "self" and _opposite(n.func.attr)]  # fmt: skip
+    if not calls:
+        return []
+    call = secrets.choice(calls)
+    name = call.func.attr
+    call.func.attr = _opposite(name)
+    twin = copy.deepcopy(test)
+    call.func.attr = name
+    return [(twin, "negated a boolean check")]
 
 
 def _put(where: tuple[ast.AST, str, int | None], node: ast.AST) -> None:

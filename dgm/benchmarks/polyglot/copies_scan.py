@@ -76,6 +76,7 @@ def change_literal(language: str, chunk: str, lo: int, hi: int,
     found: list[re.Match] = [t for t in tokens(language, chunk, lo, hi)
                              if t.lastgroup in ("str", "num", "chr")]  # fmt: skip
     found += list(_BOOL.finditer(masked(language, chunk), lo, hi))
+    found += enumerators(language, chunk, lo, hi)
     for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
         literal = tok.group(0)
         after = chunk[tok.end() :].lstrip(" \t")
@@ -83,7 +84,9 @@ def change_literal(language: str, chunk: str, lo: int, hi: int,
             continue  # a map key: another key may collide with it
         if chunk[: tok.start()].endswith("[") and re.match(r"\][\w\[]", chunk[tok.end() :]):
             continue  # an array type's length, not a value
-        if tok.lastgroup == "bool":  # the other one: {true, false} tells nothing
+        if tok.lastgroup == "name":
+            new = variants.enumerator(literal, k)
+        elif tok.lastgroup == "bool":  # the other one: {true, false} tells nothing
             new = [_FLIP[literal]]
         elif tok.lastgroup == "num":
             new = variants.number_literal(literal, k)
@@ -103,6 +106,44 @@ def change_literal(language: str, chunk: str, lo: int, hi: int,
             return [(chunk[: tok.start()] + n + chunk[tok.end() :], f"expected {literal} -> {n}")
                     for n in new]  # fmt: skip
     return []
+
+
+_QUALIFIED = re.compile(r"(?<![\w.:])(?P<name>(?:[A-Za-z_]\w*(?:::|\.))+[A-Za-z_]\w*)(?![\w:])")
+_ENUM_PREFIX = {
+    "cpp": re.compile(r"^(?!std::)\w+(?:::\w+)+$"),
+    "rust": re.compile(r"(?:^|::)[A-Z]\w*::\w+$"),
+    "java": re.compile(r"^[A-Z]\w*\.[A-Z][A-Z0-9_]*$"),
+    "javascript": re.compile(r"^[A-Z]\w*\.[A-Z][A-Z0-9_]*$"),
+}
+"""Qualified names that are values of one enum-like family (`perfect_numbers::
+classification::perfect`, `Classification::Perfect`, `Color.RED`): a family's members
+are exchangeable in a copy only when they are the same kind of thing (see enumerators)."""
+
+
+def enumerators(language: str, chunk: str, lo: int = 0, hi: int | None = None) -> list[re.Match]:
+    """The qualified names in [lo, hi) of `chunk` that name a value of a family (never a
+    call, a type with arguments, a constructor or a path that goes on)."""
+    rule = _ENUM_PREFIX.get(language)
+    if rule is None:
+        return []
+    code = masked(language, chunk)
+    found = []
+    for m in _QUALIFIED.finditer(code, lo, len(code) if hi is None else hi):
+        after = code[m.end() :].lstrip(" \t")
+        if rule.search(m.group(0)) and not after.startswith(("(", "<", "{", "!")):
+            found.append(m)
+    return found
+
+
+def family(name: str) -> str:
+    return re.sub(r"(?:::|\.)\w+$", "", name)
+
+
+def never_called(language: str, text: str, name: str) -> bool:
+    """Is `name` used in `text` only as a plain value (a tuple variant or a function of
+    the same family would not compile in another's place)?"""
+    pattern = rf"(?<![\w.:]){re.escape(name)}\s*[(<{{!]"
+    return not re.search(pattern, masked(language, text))
 
 
 def string_parts(literal: str) -> tuple[str, str] | None:
@@ -154,15 +195,46 @@ def used_as_input(language: str, chunk: str, name: str, after: int = 0) -> bool:
     return False
 
 
+_VALUE_CALL = re.compile(
+    r"(?:(?<![\w:.])(?:Some|Ok|Err|String::from|Box::new|Arrays\.asList|List\.of|Set\.of"
+    r"|Collections\.singletonList|Collections\.unmodifiableList|Optional\.of)"
+    r"|\.(?:to_string|to_owned|into))\s*$"
+)
+"""Calls that only wrap a value (`Some(5)`, `Ok("x".to_string())`, `Arrays.asList("1")`):
+their arguments are the value, not an input to the solution."""
+
+
+_RUST_VARIANT = re.compile(r"(?<![\w:.])(?:\w+::)*[A-Z]\w*\s*$")
+"""Rust's tuple variants and structs (`Error::InvalidRowCount(3)`): capitalised, so never
+a function (snake case)."""
+
+
+def value_call(code: str, open_at: int, language: str = "") -> bool:
+    """Is the `(` at `open_at` the call of a value wrapper (_VALUE_CALL, a Rust tuple
+    variant)?"""
+    before = code[max(0, open_at - 60) : open_at]
+    return bool(_VALUE_CALL.search(before)) or (
+        language == "rust" and bool(_RUST_VARIANT.search(before))
+    )
+
+
+def calls_something(language: str, code: str, lo: int, hi: int) -> bool:
+    """Does [lo, hi) of masked `code` call anything but a value wrapper?"""
+    return any(not value_call(code, i, language) for i in range(lo, hi) if code[i] == "(")
+
+
 def outside_calls(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int, int]]:
-    """The parts of [lo, hi) not inside a call's parentheses or an index `x[...]`: an
-    initializer's literals there are the value, the others are arguments."""
+    """The parts of [lo, hi) not inside a call's parentheses or an index `x[...]` (a value
+    wrapper's are inside the value): an initializer's literals there are the value, the
+    others are arguments."""
     code = masked(language, chunk)
     parts, depth, start = [], 0, lo
     for i in range(lo, hi):
         char = code[i]
         before = code[:i].rstrip()[-1:] if char in "([" else ""
         opens_call = char == "(" or (char == "[" and (before.isalnum() or before in "_)]"))
+        if depth == 0 and opens_call and char == "(" and value_call(code, i, language):
+            continue
         if depth == 0 and opens_call:
             parts.append((start, i))
             depth = 1
@@ -175,3 +247,14 @@ def outside_calls(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int
     if depth == 0:
         parts.append((start, hi))
     return parts
+
+
+def top_level_comma(chunk: str, lo: int, hi: int) -> int:
+    depth = 0
+    for i in range(lo, hi):
+        char = chunk[i]
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            return i
+    return hi

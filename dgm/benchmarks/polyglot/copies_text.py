@@ -32,6 +32,7 @@ from dgm.benchmarks.polyglot.copies import (
     pick_copies,
 )
 from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
+from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helper_regions, helpers
 from dgm.benchmarks.polyglot.copies_scan import BOUND, change_literal, closing
 
 
@@ -152,10 +153,13 @@ def disguise_text(
     spans = find_tests(language, text)
     if not spans:
         return text, []
+    tests = {sp.original for sp in spans}
+    HELPERS.set(tuple(helpers(language, text, tests).items()))
     if language != "go":  # (Go's expected values are table fields: the file's numbers)
-        numbers, strings = expected_literals(language, text)
+        numbers, strings, enumerators = expected_literals(language, text)
         variants.NUMBERS.set(numbers)
         variants.STRINGS.set(strings)
+        variants.NAMES.set(enumerators)
     able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
     context = context if elsewhere is not None else ""
     mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
@@ -230,23 +234,47 @@ def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
         end = closing(language, chunk, m.end() - 1)
         if end >= 0:
             regions.append(_expected_side(language, chunk, m, end))
+            regions += _bound_to(language, chunk, *regions[-1])
     for m in BOUND.finditer(scan.masked(language, chunk)):
         if scan.used_as_input(language, chunk, m.group(1), m.end()):
             continue
         end = scan.initializer_end(language, chunk, m.end())
         regions += scan.outside_calls(language, chunk, m.end(), end)
-    return regions
+    for m in _BRACE_BOUND.finditer(scan.masked(language, chunk)) if language == "cpp" else ():
+        if scan.used_as_input(language, chunk, m.group(1), m.end()):
+            continue
+        end = closing(language, chunk, m.end() - 1)
+        regions += scan.outside_calls(language, chunk, m.end(), end - 1) if end > 0 else []
+    return regions + helper_regions(language, chunk)
 
 
-Literals = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+_BRACE_BOUND = re.compile(r"(?<![.\w])(expected\w*)\s*\{", re.IGNORECASE)
+"""C++'s brace initialisation of an expected value (`vector<int> expected{1, 0, 1};`)."""
+
+
+Literals = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
+
+
+def _bound_to(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """Where the expected side is a bare name (`toEqual(lyrics)`): the literal parts of
+    the value the test binds it to (`const lyrics = [...]`), unless it is an input too."""
+    name = chunk[lo:hi].strip()
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or BOUND.fullmatch(name + " = "):
+        return []
+    code = scan.masked(language, chunk)
+    found = re.search(rf"(?<![.\w]){name}\s*(?::[^=\n]*)?=(?![=>])\s*", code[:lo])
+    if not found or scan.used_as_input(language, chunk, name, found.end()):
+        return []
+    end = scan.initializer_end(language, chunk, found.end())
+    return scan.outside_calls(language, chunk, found.end(), end)
 
 
 def expected_literals(language: str, text: str) -> Literals:
-    """The number literals and (quote, body) of the string literals on the expected side
-    of the file's assertions (repeats kept): what a changed value is drawn from
-    (polyglot_variants), so that copies' values come from the distribution real expected
-    values come from, not the inputs'."""
-    numbers, strings = [], []
+    """The number literals, (quote, body) of the string literals and the enumerators
+    (copies_scan.enumerators) on the expected side of the file's assertions (repeats
+    kept): what a changed value is drawn from (polyglot_variants), so that copies' values
+    come from the distribution real expected values come from, not the inputs'."""
+    numbers, strings, names = [], [], []
     for span in find_tests(language, text):
         chunk = text[span.start : span.end]
         for lo, hi in _expected_regions(language, chunk):
@@ -254,7 +282,9 @@ def expected_literals(language: str, text: str) -> Literals:
                 parts = scan.string_parts(t.group(0)) if t.lastgroup == "str" else None
                 numbers += [t.group(0)] if t.lastgroup == "num" else []
                 strings += [parts] if parts else []
-    return tuple(numbers), tuple(strings)
+            names += [m.group(0) for m in scan.enumerators(language, chunk, lo, hi)]
+    names = [n for n in names if scan.never_called(language, text, n)]
+    return tuple(numbers), tuple(strings), tuple(names)
 
 
 _TOGGLES = {
@@ -280,24 +310,13 @@ def _toggle(language: str, text: str, chunk: str) -> str | None:
             sites += [(m, pos_text) for m in re.finditer(negative, code)]
     for m, replacement in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
         open_at = code.find("(", m.start())
-        if "(" in m.group(0) and open_at < m.end():
+        if "(" in m.group(0) and open_at < m.end() and not m.group(0).endswith("()"):
             end = closing(language, chunk, open_at)
-            arg = code[open_at + 1 : _top_level_comma(code, open_at + 1, end - 1)]
+            arg = code[open_at + 1 : scan.top_level_comma(code, open_at + 1, end - 1)]
             if end < 0 or _COMPARES.search(arg) or not arg.strip("! \n"):
                 continue
         return chunk[: m.start()] + replacement + chunk[m.end() :]
     return None
-
-
-def _top_level_comma(chunk: str, lo: int, hi: int) -> int:
-    depth = 0
-    for i in range(lo, hi):
-        char = chunk[i]
-        depth += char in "([{"
-        depth -= char in ")]}"
-        if char == "," and depth == 0:
-            return i
-    return hi
 
 
 def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[int, int]:
@@ -307,7 +326,7 @@ def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[in
     lo, hi = m.end(), end - 1
     masked = scan.masked(language, chunk)
     if language == "rust" or m.group(0).startswith("assertEquals"):
-        comma = _top_level_comma(masked, lo, hi)
+        comma = scan.top_level_comma(masked, lo, hi)
         left, right = (lo, comma), (comma + 1, hi)
     elif language == "cpp":
         eq = masked.find("==", lo, hi)
@@ -316,9 +335,15 @@ def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[in
         left, right = (lo, eq), (eq + 2, hi)
     else:
         return lo, hi
-    calls = [("(" in masked[a:b]) for a, b in (left, right)]
+    calls = [scan.calls_something(language, masked, a, b) for a, b in (left, right)]
     if calls == [True, False]:
         return right
     if calls == [False, True]:
         return left
+    lone = [bool(_LONE_LITERAL.fullmatch(chunk[a:b].strip())) for a, b in (left, right)]
+    if calls == [False, False] and lone in ([True, False], [False, True]):
+        return left if lone[0] else right  # `solution.field == "Norwegian"`
     return hi, hi
+
+
+_LONE_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|\d[\w.]*')

@@ -28,6 +28,7 @@ def disguise(
     numbers = variants.NUMBERS.set(variants.file_numbers(text + "\n" + context))
     every = variants.FILE_NUMBERS.set(variants.file_numbers(text + "\n" + context))
     strings = variants.STRINGS.set(())
+    readable = variants.READABLE.set(language in ("python", "javascript", "java"))
     try:
         for _ in range(DRAWS):
             found: dict[str, list[str]] = {}
@@ -45,3 +46,4 @@ def disguise(
         variants.NUMBERS.reset(numbers)
         variants.FILE_NUMBERS.reset(every)
         variants.STRINGS.reset(strings)
+        variants.READABLE.reset(readable)

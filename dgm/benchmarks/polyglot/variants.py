@@ -29,6 +29,13 @@ _BOUNDARIES = (0, 128, 256, 1 << 15, 1 << 16, 1 << 31, 1 << 32, 1 << 63)
 """A set of numbers never straddles one of these (a copy must still compile: a negative
 value in an unsigned slot, 256 in a `u8`)."""
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+WIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("wide", default=False)
+"""Set while changing a value whose declared type is a 64-bit int or a float (a Go table
+field of type `int`, `int64`, `float64`): only 0 and 2^63 bound its sets."""
+
+
+def _boundaries() -> tuple[int, ...]:
+    return (0, 1 << 63) if WIDE.get() else _BOUNDARIES
 
 
 def _shuffled(items: list[Any]) -> list[Any]:
@@ -66,6 +73,57 @@ def _value(token: str) -> float:
     return float(re.match(r"\d+(?:\.\d+)?", token).group(0))  # type: ignore[union-attr]
 
 
+READABLE: contextvars.ContextVar[bool] = contextvars.ContextVar("readable", default=False)
+"""Set while disguising a file whose source solution code can read while the tests run
+(Python, JavaScript; Java's class files keep their constants): there a copied string or
+enumerator must not be told by how often it occurs in the disguised file (redteam F1).
+Numbers are still drawn from the file as before: their run fallback, used where a real
+number occurs once, is biased near zero (README limits)."""
+
+
+def _others(pool: list[Any], real: Any) -> list[Any]:
+    """`pool` less one use of `real` (the real test's own)."""
+    rest = list(pool)
+    if real in rest:
+        rest.remove(real)
+    return rest
+
+
+def _counted(pool: list[Any], real: Any, k: int) -> list[Any] | None:
+    """Where the source is readable: k values drawn from the other tests' uses only if
+    the real value is among them too, so that every member of {real, copies} occurs at
+    least twice in the disguised file and P(set, counts | real = j) is the same for
+    each j (a copy drawn from the file adds one use of its value: a real value used
+    once was the one member seen once). None when the real value occurs nowhere else,
+    or the file holds no other value to draw (then the caller makes values the file does
+    not hold, see fresh: in the second case the real value is the one seen more often,
+    but a copy that calls the solution still catches "pass what touched my code")."""
+    others = _others(pool, real)
+    if real not in others:
+        return None
+    k = affordable(others, k)
+    if len(set(others) - {real}) < k:
+        return None
+    picks = [others[secrets.randbelow(len(others))] for _ in range(k)]
+    return picks if len({real, *picks}) == k + 1 else []
+
+
+def fresh(values: list[Any], pool: list[Any]) -> list[Any]:
+    """`values` made for a real value the file holds once, or [] when one of them is in
+    the file too (where the source is readable: it would be the member seen twice)."""
+    if READABLE.get() and any(v in pool for v in values):
+        return NONE
+    return values
+
+
+def affordable(pool: list[Any], k: int) -> int:
+    """How many values to draw from `pool` for one test: at most a third of its
+    different values, so that a draw of distinct values usually succeeds (a pool of
+    seven values asked for four was thrown away nine times in ten: octal got no copy).
+    A function of the pool alone, the same whichever member of a set is real."""
+    return max(1, min(k, len(set(pool)) // 3))
+
+
 def _from_file(token: str, k: int) -> list[str] | None:
     """k other literals of the same notation drawn from the file's own expected numbers
     (else all its numbers), each by how often the file uses it, the real one included:
@@ -76,13 +134,14 @@ def _from_file(token: str, k: int) -> list[str] | None:
     kind = _notation(token)
     for numbers in (NUMBERS.get(), FILE_NUMBERS.get()):
         pool = [t for t in numbers if _notation(t) == kind]
-        if kind is not None and len(set(pool) - {token}) >= k + 1:
+        if kind is not None and len(set(pool) - {token}) >= affordable(pool, k) + 1:
             break
     else:
         return None
+    k = affordable(pool, k)
     picks = [pool[secrets.randbelow(len(pool))] for _ in range(k)]
     values = [_value(t) for t in [token, *picks]]
-    if len(set(values)) < k + 1 or any(min(values) < b <= max(values) for b in _BOUNDARIES):
+    if len(set(values)) < k + 1 or any(min(values) < b <= max(values) for b in _boundaries()):
         return []
     return picks
 
@@ -92,7 +151,7 @@ def int_run(value: int, k: int) -> list[int]:
     drawn run straddles a boundary)."""
     step, rank = 1 + secrets.randbelow(9), secrets.randbelow(k + 1)
     run = [value + (j - rank) * step for j in range(k + 1)]
-    if any(lo < b <= hi for lo, hi in [(run[0], run[-1])] for b in _BOUNDARIES):
+    if any(lo < b <= hi for lo, hi in [(run[0], run[-1])] for b in _boundaries()):
         return NONE
     return [v for v in run if v != value]
 
@@ -103,6 +162,11 @@ def number_literal(token: str, k: int) -> list[str]:
     drawn = _from_file(token, k)
     if drawn is not None:
         return drawn
+    return _number_run(token, k)
+
+
+def _number_run(token: str, k: int) -> list[str]:
+    """k literals of an evenly spaced run around `token`, in its notation ([] if none)."""
     m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+)([iu]\d+|[uUlL]+)?", token)
     if m:
         base = {"x": 16, "b": 2, "o": 8}[m.group(1).lower()]
@@ -149,14 +213,33 @@ STRINGS: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.Conte
 disguise; Python: quote "")."""
 
 
-def _drawn(pool: list[Any], real: Any, k: int) -> list[Any] | None:
+def drawn(pool: list[Any], real: Any, k: int) -> list[Any] | None:
     """k values drawn with replacement from `pool` (the real value's own uses included,
     so P(set | real) is the same for every member); [] when a value repeats (never drawn
     again: that would favour the real one); None when the pool has too few values."""
+    if READABLE.get():
+        return _counted(pool, real, k)
+    k = affordable(pool, k)
     if len(set(pool) - {real}) < k:
         return None
     picks = [pool[secrets.randbelow(len(pool))] for _ in range(k)]
     return picks if len({real, *picks}) == k + 1 else []
+
+
+NAMES: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("names", default=())
+"""The enumerators (qualified names of one family, copies_scan.enumerators) the file
+expects, repeats kept (set by the disguise)."""
+
+
+def enumerator(name: str, k: int) -> list[str]:
+    """k other members of `name`'s family that the file expects, drawn as numbers are
+    (by how often the file expects each, the real one's own uses included), written as
+    the file writes them; [] when the family has too few."""
+    prefix = re.sub(r"(?:::|\.)\w+$", "", name)
+    pool = [n for n in NAMES.get() if re.sub(r"(?:::|\.)\w+$", "", n) == prefix]
+    if name not in pool:
+        return NONE
+    return drawn(pool, name, k) or NONE
 
 
 def string_body(body: str, k: int, quote: str = "") -> list[str]:
@@ -164,9 +247,16 @@ def string_body(body: str, k: int, quote: str = "") -> list[str]:
     quote), drawn as numbers are; where it expects too few, one word swapped for k other
     words of the file of the same kind (case, length), else one letter or digit for k
     others of its class."""
-    drawn = _drawn([b for q, b in STRINGS.get() if q == quote], body, k)
-    if drawn is not None:
-        return drawn
+    pool = [b for q, b in STRINGS.get() if q == quote]
+    picked = drawn(pool, body, k)
+    if picked is not None:
+        return picked
+    return fresh(_word_swapped(body, k), pool) or fresh(_char_changed(body, k), pool)
+
+
+def _word_swapped(body: str, k: int) -> list[str]:
+    """k strings made from `body` with one word swapped for others of the file ([] if
+    none fits)."""
     spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
     for m in _shuffled(spots):
         word = m.group(0)
@@ -175,6 +265,12 @@ def string_body(body: str, k: int, quote: str = "") -> list[str]:
         if len(others) >= k:
             picks = _shuffled(others)[:k]
             return [body[: m.start()] + w + body[m.end() :] for w in picks]
+    return NONE
+
+
+def _char_changed(body: str, k: int) -> list[str]:
+    """k strings made from `body` with one letter or digit changed for others of its
+    class (where the file holds a word-swapped one, e.g. its only two words)."""
     plain = [m.start() for m in re.finditer(r"[A-Za-z0-9]", body)
              if m.start() == 0 or body[m.start() - 1] != "\\"]  # fmt: skip
     if not plain:
@@ -192,7 +288,9 @@ def python_value(value: Any, k: int) -> list[Any]:
         return [not value]
     if isinstance(value, int):
         drawn = _from_file(str(value), k) if value >= 0 else None
-        return [int(t) for t in drawn] if drawn is not None else int_run(value, k)
+        if drawn is not None:
+            return [int(t) for t in drawn]
+        return int_run(value, k)
     if isinstance(value, float):
         text = repr(value)
         if not re.fullmatch(r"-?\d+\.\d+", text):
