@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from dgm.errors import DgmError
-from dgm.sandbox.env_debs import image_status, unpack_debs
+from dgm.sandbox import images
+from dgm.sandbox.env_debs import STATUS_IMAGE, image_status, unpack_debs
 from dgm.sandbox.env_requirements import EnvironmentSpec
 
 ENV_MOUNT = "/opt/dgm-agent-env"
@@ -92,6 +93,8 @@ def _machine() -> str:
 def env_key(spec: EnvironmentSpec) -> str:
     content = {"format": ENV_FORMAT, "python": SANDBOX_PYTHON, "machine": _machine(),
                "requirements": list(spec.requirements), "apt": list(spec.apt)}  # fmt: skip
+    if spec.apt:  # resolved against that image's packages: a new image, a new resolution
+        content["image"] = images.tag(STATUS_IMAGE)
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -184,3 +184,14 @@ def test_an_environment_received_from_elsewhere_is_unpacked_not_built(tmp_path, 
         assert not list(tmp_path.rglob("escaped"))
     finally:
         set_remote_source(None)
+
+
+def test_debian_packages_are_resolved_again_for_a_new_runtime_image(monkeypatch):
+    from dgm.sandbox import images
+
+    wheels, debs = EnvironmentSpec(("tinypkg==1.0",)), EnvironmentSpec((), ("jq",))
+    before = env_key(wheels), env_key(debs)
+    monkeypatch.setattr(images, "recipe_hash", lambda name: "a-new-runtime-recipe")
+    # What an apt environment lacks was decided against the old image's packages.
+    assert env_key(debs) != before[1]
+    assert env_key(wheels) == before[0]  # wheels do not depend on the image's packages
