@@ -14,6 +14,7 @@ import pytest
 
 from dgm.paths import seed_agent_dir
 from tests.conftest import POLYGLOT_DIR
+from tests.outages.shell_agents import eval_shell_agent
 from tests.outages.standin import StandIn
 
 pytestmark = pytest.mark.docker
@@ -44,20 +45,8 @@ def test_eval_under_a_total_outage_scores_nothing_and_fails(
 
 
 def test_an_agent_that_exhausts_its_memory_is_scored_as_its_own_failure(tmp_path: Path) -> None:
-    agent = tmp_path / "hog"
-    agent.mkdir()
-    (agent / "agent.toml").write_text(
-        '[agent]\nname = "hog"\n[commands]\n'
-        "solve = \"python3 -c 'b = [bytearray(2**20) for _ in range(10**6)]'\"\n"
+    code, said = eval_shell_agent(
+        tmp_path, "hog", "python3 -c 'b = [bytearray(2**20) for _ in range(10**6)]'", "128m"
     )
-    ids = tmp_path / "ids.txt"
-    ids.write_text("python__beer-song\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "dgm", "eval", str(agent), "--llm", "scripted/capability",
-         "--subset", f"@{ids}", "--memory", "128m", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=600,
-        env={**os.environ, "DGM_POLYGLOT_DIR": str(POLYGLOT_DIR)},
-    )  # fmt: skip
-    said = proc.stdout + proc.stderr
-    assert proc.returncode == 0, said  # scored: the memory was its own to exhaust
+    assert code == 0, said  # scored: the memory was its own to exhaust
     assert "total        0/1" in said and "not scored" not in said

@@ -12,9 +12,6 @@ its own limit (v1). The reading code is also fed states recorded on a cgroup v1 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +23,7 @@ from dgm.errors import InfrastructureFailure
 from dgm.sandbox import oom
 from dgm.sandbox.docker_backend import DockerSandbox
 from dgm.sandbox.spec import ResourceLimits, SandboxSpec
-from tests.conftest import POLYGLOT_DIR
+from tests.outages.shell_agents import eval_shell_agent
 
 HOG = "dd if=/dev/zero of=/dev/null bs=300M count=1"
 """dd allocates its 300 MiB block and touches it: a memory hog without Python."""
@@ -147,21 +144,9 @@ def test_dgm_eval_does_not_score_a_task_whose_agent_the_host_oom_killer_killed(
 ) -> None:
     """The whole path: `dgm eval` of an agent taking 300 MiB, within its own 512 MiB but
     past the 96 MiB outer cgroup: the task is not scored, with the reason, exit 1."""
-    agent = tmp_path / "big"
-    agent.mkdir()
-    (agent / "agent.toml").write_text(
-        '[agent]\nname = "big"\n[commands]\n'
-        "solve = \"python3 -c 'b = [bytearray(2**20) for _ in range(300)]'\"\n"
+    code, said = eval_shell_agent(
+        tmp_path, "big", "python3 -c 'b = [bytearray(2**20) for _ in range(300)]'", "512m"
     )
-    ids = tmp_path / "ids.txt"
-    ids.write_text("python__beer-song\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "dgm", "eval", str(agent), "--llm", "scripted/capability",
-         "--subset", f"@{ids}", "--memory", "512m", "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=600,
-        env={**os.environ, "DGM_POLYGLOT_DIR": str(POLYGLOT_DIR)},
-    )  # fmt: skip
-    said = proc.stdout + proc.stderr
-    assert proc.returncode == 1, said
+    assert code == 1, said
     assert "not scored (" in said and "outside the sandbox's own memory limit" in said, said
     assert "1 of 1 task(s) not scored" in said
