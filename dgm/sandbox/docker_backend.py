@@ -328,37 +328,3 @@ def _drain(stream, buffer: OutputBuffer) -> None:  # noqa: ANN001 - docker's str
             buffer.write(chunk)
     except Exception:  # the connection drops when the container is killed
         pass
-
-
-def run_once(spec: SandboxSpec, cmd: list[str] | str, timeout: float) -> ExecResult:
-    """One command as the container's main process: the fast path (no exec round trip)."""
-    import docker
-    import requests
-
-    client = docker_client()
-    sweep_once()
-    config = container_config(spec, images.resolve(spec.image), as_argv(cmd), user=spec.user)
-    started = time.monotonic()
-    container = client.containers.create(**config)
-    try:
-        container.start()
-        timed_out = False
-        try:
-            exit_code = container.wait(timeout=timeout)["StatusCode"]
-        except requests.exceptions.RequestException:  # outlived its timeout
-            timed_out = True
-            container.kill()
-            exit_code = container.wait(timeout=30)["StatusCode"]
-        duration = time.monotonic() - started
-        buffer = OutputBuffer(spec.limits.max_output)
-        buffer.write(container.logs(stdout=True, stderr=True))
-        container.reload()
-        oom = bool(container.attrs["State"].get("OOMKilled"))
-        if timed_out:
-            buffer.write(f"\n[dgm sandbox: killed at the {timeout:g} s timeout]\n".encode())
-        return ExecResult(exit_code, buffer.text(), timed_out, duration, oom, buffer.truncated)
-    finally:
-        try:
-            container.remove(force=True)
-        except docker.errors.NotFound:
-            pass

@@ -150,3 +150,21 @@ def test_dgm_eval_does_not_score_a_task_whose_agent_the_host_oom_killer_killed(
     assert code == 1, said
     assert "not scored (" in said and "outside the sandbox's own memory limit" in said, said
     assert "1 of 1 task(s) not scored" in said
+
+
+@pytest.mark.docker
+def test_a_one_shot_command_tells_the_host_oom_killer_from_its_own_limit(
+    base_image: str, outer_cgroup: str
+) -> None:
+    """`run_command`, which the judge's test runs use: the same reading as a long sandbox."""
+    from dgm.sandbox.session import run_command
+
+    spec = lambda memory: SandboxSpec(  # noqa: E731
+        image=base_image, limits=ResourceLimits(memory=memory, disk="16m"),
+        labels={"dgm.test": "host-oom"},
+    )  # fmt: skip
+    with pytest.raises(InfrastructureFailure) as caught:
+        run_command(spec("512m"), HOG, timeout=60)
+    assert caught.value.dependency == "memory" and "own limit 512 MiB" in caught.value.message
+    own = run_command(spec("64m"), HOG, timeout=60)  # under the 96 MiB 'host', its own limit
+    assert own.oom_killed and own.exit_code == 137
