@@ -4,9 +4,8 @@
 
 Measures, each N times: plain docker run (the CLI, no hardening); dgm's one-shot
 `run_command` (create + start + exec `true` + read the memory counters + remove, all
-limits on); and a sandbox
-session (open + exec `true` + close). Target: one-shot median within 1.3x of plain
-docker and under 1 s.
+limits on); and a sandbox session (open + exec `true` + close). Target: one-shot median
+within 1.3x of plain docker and under 1 s.
 """
 
 from __future__ import annotations
