@@ -106,11 +106,7 @@ async def _chat_completions(request: web.Request) -> web.StreamResponse:
 
 
 async def _messages(request: web.Request) -> web.StreamResponse:
-    """The Anthropic dialect: its own error shape, so the `anthropic` SDK reads the reason."""
-    try:
-        return await _served(request, _answer_messages)
-    except LLMCallError as exc:
-        return web.json_response(anthropic_dialect.error_body(exc), status=exc.status)
+    return await _served_anthropic(request, _answer_messages)
 
 
 async def _responses(request: web.Request) -> web.StreamResponse:
@@ -118,13 +114,18 @@ async def _responses(request: web.Request) -> web.StreamResponse:
 
 
 async def _count_tokens(request: web.Request) -> web.StreamResponse:
-    try:
-        return await _served(request, _answer_count)
-    except LLMCallError as exc:
-        return web.json_response(anthropic_dialect.error_body(exc), status=exc.status)
+    return await _served_anthropic(request, _answer_count)
 
 
 Answerer = Callable[[web.Request, "BoundJob"], Awaitable[web.StreamResponse]]
+
+
+async def _served_anthropic(request: web.Request, answer: Answerer) -> web.StreamResponse:
+    """The Anthropic dialect: its own error shape, so the `anthropic` SDK reads the reason."""
+    try:
+        return await _served(request, answer)
+    except LLMCallError as exc:
+        return web.json_response(anthropic_dialect.error_body(exc), status=exc.status)
 
 
 async def _served(request: web.Request, answer: Answerer) -> web.StreamResponse:
