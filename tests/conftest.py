@@ -33,6 +33,20 @@ def pytest_configure(config: pytest.Config) -> None:
     required()  # an unknown name in DGM_REQUIRE stops the run before any test
 
 
+# Tests that must not overlap another test of the same group when pytest-xdist runs the
+# suite on several workers (`scripts/test` uses two): each starts a multi-node Ray cluster.
+SERIAL_GROUPS = {"tests/ray/": "ray"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup`, a test file runs whole on one worker (its module fixtures,
+    often a dry run in Docker, are then made once), and each SERIAL_GROUPS folder on one."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        group = next((g for prefix, g in SERIAL_GROUPS.items() if path.startswith(prefix)), path)
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before any fixture: `docker` tests need an engine; `needs(NAME, reason)` marks say
