@@ -3,6 +3,7 @@ what it needs is skipped, or fails where DGM_REQUIRE names the need (tests/needs
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -38,13 +39,24 @@ def pytest_configure(config: pytest.Config) -> None:
 SERIAL_GROUPS = {"tests/ray/": "ray"}
 
 
+@functools.cache
+def _has_module_fixture(path: str) -> bool:
+    text = (REPO_ROOT / path).read_text()
+    return 'scope="module"' in text or 'scope="class"' in text
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup`, a test file runs whole on one worker (its module fixtures,
-    often a dry run in Docker, are then made once), and each SERIAL_GROUPS folder on one."""
+    """Under `--dist loadgroup`: a file with a module-scoped fixture (often a whole dry run
+    in Docker) runs on one worker, so the fixture is made once; each SERIAL_GROUPS folder
+    runs on one worker; every other test goes wherever a worker is free (a file of many
+    independent judge runs is then shared by both)."""
     for item in items:
         path = item.nodeid.split("::", 1)[0]
-        group = next((g for prefix, g in SERIAL_GROUPS.items() if path.startswith(prefix)), path)
-        item.add_marker(pytest.mark.xdist_group(group))
+        group = next((g for prefix, g in SERIAL_GROUPS.items() if path.startswith(prefix)), None)
+        if group is None and _has_module_fixture(path):
+            group = path
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.hookimpl(tryfirst=True)
