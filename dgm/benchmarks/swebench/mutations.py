@@ -63,9 +63,11 @@ class Site:
         )
 
 
-def number_family(source: str, k: int, rng: random.Random) -> list[str]:
+def number_family(source: str, k: int, rng: random.Random, rank: int | None = None) -> list[str]:
+    """k numbers of the original's notation, evenly spaced with it, the original at `rank`
+    (uniformly random when None)."""
     text = source.replace(" ", "")
-    rank = rng.randrange(k + 1)
+    rank = rng.randrange(k + 1) if rank is None else rank
     if _INT.fullmatch(source):
         value = int(text)
         digits = str(abs(value))
