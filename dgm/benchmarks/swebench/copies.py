@@ -82,11 +82,12 @@ def plan_copies(
     gold = f2p | {_base(t) for t in pass_to_pass}
     tests = [t for p, tree in trees.items() for t in _tests(p, sources[p], tree, gold, f2p)]
     counts = holdings.Counts(sources.values())
-    # a test can be mutated where one of its sites has a count-neutral family on its own
-    mutable = [t for t in tests if t.sites and _families(t, sources, counts, [], per_test, rng)]
-    fails = [t for t in mutable if t.f2p] or mutable
-    rng.shuffle(fails)
-    fails = fails[:n_fail]
+    # tests with a count-neutral family first (on their own; the final draw below counts
+    # the other copies too); the rest get fresh spellings, which a count can tell apart
+    neutral = {id(t) for t in tests if t.sites and _families(t, sources, counts, [], per_test, rng)}
+    mutable = [t for t in tests if t.sites]
+    mutable.sort(key=lambda t: (id(t) not in neutral, rng.random()))
+    fails = ([t for t in mutable if t.f2p] or mutable)[:n_fail]
     if not fails:
         return None
     rest = [t for t in tests if t not in fails]
@@ -100,7 +101,10 @@ def plan_copies(
     for test in fails:
         others = [(_segment(sources[t.file], t.node, t.node.name, []), n)
                   for t, n in copied if t is not test] + [(d, 1) for d in drawn]  # fmt: skip
-        options = _families(test, sources, counts, others, per_test, rng)
+        options = _families(test, sources, counts, others, per_test, rng) or [
+            ([site], site.changes(per_test if test.f2p else 1, rng)) for site in test.sites
+        ]
+        options = [o for o in options if o[1]]
         if options:
             site, family = rng.choice([o for o in options if not o[0][0].exception] or options)
             drawn += [holdings.text_of(f) for f in family]

@@ -78,19 +78,6 @@ def key_of(source: str) -> Key | None:
     return _token_key(real[0].type, real[0].string) if len(real) == 1 else None
 
 
-def exception_class(name: str) -> list[str]:
-    """Built-in exception types at the same depth of the hierarchy as `name`: pairwise
-    unrelated (none catches another), and the same list for each of its members, so the
-    pool does not depend on which member is the original (aliases such as IOError left
-    out)."""
-    depth = len(mutations.EXCEPTIONS[name].__mro__)
-    return sorted(
-        n for n, t in mutations.EXCEPTIONS.items()
-        if t.__name__ == n and len(t.__mro__) == depth and issubclass(t, Exception)
-        and t.__bases__[0] is not BaseException and "Group" not in n
-    )  # fmt: skip
-
-
 class Counts:
     """How often each value occurs in the test files: as a token (`tokens`) and as text
     anywhere in them (`text.count`), the two ways a reader counts."""
@@ -130,8 +117,10 @@ def neutral_family(
     qualifies when that is `target` (fresh spellings where the original occurs nowhere
     else) or, with the original at a uniform rank by count, near it."""
     if source in mutations.EXCEPTIONS:
-        pool = [n for n in exception_class(source) if n != source]
-        return _ranked(source, pool, k, rng, counts, target, avoid, lambda s: s)
+        pool = [n for n in mutations.exception_class(source) if n != source]
+        # no value order: a type's name says nothing of its rank, and one class holds
+        # each member's whole pool (a uniform draw from it is exchangeable)
+        return _ranked(source, pool, k, rng, counts, target, avoid, None)
     if mutations.number_family(source, 1, rng):
         pool = _number_pool(source, k, rng, counts.tokens)
         return _ranked(source, pool, k, rng, counts, target, avoid, _number_value, True)
@@ -142,8 +131,8 @@ def neutral_family(
 
 def _ranked(
     source: str, pool: Iterable[str], k: int, rng: random.Random, counts: Counts,
-    target: tuple[int, int], avoid: Callable[[str], bool], order: Callable[[str], object],
-    numeric: bool = False,
+    target: tuple[int, int], avoid: Callable[[str], bool],
+    order: Callable[[str], object] | None, numeric: bool = False,
 ) -> list[str]:  # fmt: skip
     """k of the pool's spellings, the original at a uniformly random rank among them in
     `order` where none occurs elsewhere, by count where they do (numbers: both). Where
@@ -151,24 +140,26 @@ def _ranked(
     counts); where it does, they are values the files hold too
     (a reader cannot set the fresh ones aside), each above or below the original's count
     as its rank asks (equal counts fall on a side at random)."""
-    mine = key_of(source)
-    seen: set[Key] = set()
+    mine = _identity(source)
+    seen: set[object] = set()
     found: list[tuple[str, tuple[int, int]]] = []
     kind = tuple(n > 0 for n in target)
     for spelling in pool:
-        key = key_of(spelling)
+        key = _identity(spelling)
         if key is None or key == mine or key in seen or avoid(spelling):
             continue
         seen.add(key)
         count = counts.of(spelling)
         if tuple(n > 0 for n in count) == kind and (count == target or any(target)):
             found.append((spelling, count))
-    at = order(source)
+    if order is None and not any(target):
+        return rng.sample([s for s, _ in found], min(k, len(found)))
+    at = order(source) if order is not None else None
     if not any(target) or not numeric:
         # one order: by value where all counts are equal (none elsewhere), else by count
         # (values the files hold, the original at any rank by how often it occurs)
         rank_of: Callable[[str, tuple[int, int]], object]
-        rank_of = (lambda s, c: order(s)) if not any(target) else (lambda s, c: c)  # noqa: E731
+        rank_of = (lambda s, c: order(s)) if not any(target) else (lambda s, c: c)  # type: ignore[misc]  # noqa: E731
         mine_rank = at if not any(target) else target
         below = [s for s, c in found if rank_of(s, c) < mine_rank]  # type: ignore[operator]
         above = [s for s, c in found if rank_of(s, c) > mine_rank]  # type: ignore[operator]
@@ -220,6 +211,12 @@ _QUADS = [(True, True), (True, False), (False, True), (False, False)]
 
 def _all_ranks(k: int, sizes: dict[tuple[bool, bool], int]) -> bool:
     return all(_splits(k, c, v, sizes) for c in range(k + 1) for v in range(k + 1))
+
+
+def _identity(spelling: str) -> object:
+    """One member per value: a string by its value, a number by its signed spelling."""
+    key = key_of(spelling)
+    return (key[0], spelling.replace(" ", "")) if key and key[0] == "n" else key
 
 
 def _number_value(spelling: str) -> float:
