@@ -124,7 +124,7 @@ def neutral_family(
     if mutations.number_family(source, 1, rng):
         pool = _number_pool(source, k, rng, counts.tokens)
         return _ranked(source, pool, k, rng, counts, target, avoid, _number_value, True)
-    fresh = mutations.string_family(source, 26, rng, letters)
+    fresh = _one_spot(source, k, rng, letters)
     pool = list(fresh) + ([] if letters or not fresh else _string_pool(source, counts.tokens))
     return _ranked(source, pool, k, rng, counts, target, avoid, _string_value)
 
@@ -217,6 +217,17 @@ def _identity(spelling: str) -> object:
     """One member per value: a string by its value, a number by its signed spelling."""
     key = key_of(spelling)
     return (key[0], spelling.replace(" ", "")) if key and key[0] == "n" else key
+
+
+def _one_spot(source: str, k: int, rng: random.Random, letters: bool) -> list[str]:
+    """Every change of one character of the original (mutations.string_family's spot,
+    where k have room on each side): the fresh spellings, pairwise one edit apart."""
+    one = mutations.string_family(source, k, rng, letters)
+    if not one:
+        return []
+    at = next(i for i in range(len(source)) if source[i] != one[0][i])
+    alphabet = next(c for c in mutations.CLASSES if source[at] in c)
+    return [source[:at] + c + source[at + 1 :] for c in alphabet if c != source[at]]
 
 
 def _number_value(spelling: str) -> float:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 _INT = re.compile(r"-?\s*[1-9]\d*|-?\s*0")
 _FLOAT = re.compile(r"-?\s*\d+\.(\d+)")
-_CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
+CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
 # What an expected exception is swapped for: built-in types (their relations are known).
 EXCEPTIONS = {n: t for n, t in vars(builtins).items() if isinstance(t, type)
               and issubclass(t, Exception) and not issubclass(t, Warning)}  # fmt: skip
@@ -110,7 +110,7 @@ def string_family(source: str, k: int, rng: random.Random, letters: bool = False
     if k < 1:
         return []
     i = rng.choice(spots)
-    alphabet = next(c for c in _CLASSES if source[i] in c)
+    alphabet = next(c for c in CLASSES if source[i] in c)
     at = alphabet.index(source[i])
     below = rng.randrange(k + 1)  # the original's rank, uniform
     chars = rng.sample(alphabet[:at], below) + rng.sample(alphabet[at + 1 :], k - below)
@@ -119,7 +119,7 @@ def string_family(source: str, k: int, rng: random.Random, letters: bool = False
 
 
 def _room(char: str) -> int:
-    alphabet = next(c for c in _CLASSES if char in c)
+    alphabet = next(c for c in CLASSES if char in c)
     at = alphabet.index(char)
     return min(at, len(alphabet) - 1 - at)
 
