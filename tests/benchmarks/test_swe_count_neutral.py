@@ -19,7 +19,7 @@ from dgm.benchmarks.swebench.judge import parse_junit
 
 # The copied test's expected value also occurs in tests that are not copied, as do other
 # format names, some as often, some more or less often.
-FORMATS = '''from fmt import render
+FORMATS = """from fmt import render
 
 
 def test_render_default():
@@ -43,7 +43,7 @@ def test_parse_more():
     assert render("week") != "week"
     assert render("month") != "month"
     assert render("local") != "stamp"
-'''
+"""
 F2P = ["tests/test_fmt.py::test_render_default"]
 SOLUTION = "def render(x, loose=False):\n    return 'iso8601' if x == 'x' else '?' + x\n"
 
@@ -104,13 +104,13 @@ def test_a_true_fix_passes_the_original_and_fails_each_drawn_member(tmp_path: Pa
     assert plan.to_official(statuses)[F2P[0]] == "PASSED"
 
 
-REPEATS = '''from fmt import render
+REPEATS = """from fmt import render
 
 
 def test_render_twice():
     assert render("x") == "jump"
     assert render("x", loose=True) == "jump"
-'''
+"""
 
 
 def test_a_value_the_test_repeats_changes_at_every_place_at_once() -> None:

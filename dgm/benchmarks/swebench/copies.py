@@ -185,17 +185,14 @@ def _families(
         if key is not None:
             groups.setdefault(key, {})[site.start] = site
     out: list[tuple[list[Site], list[str]]] = []
-    for one in (s for group in groups.values() for s in group.values()):
-        group = list(groups[holdings.key_of(one.source)].values())  # type: ignore[index]
+    for group in (list(g.values()) for g in groups.values()):
+        one = group[0]
         used = uses(one.source, own_tokens, [own])
-        # every use of the value in the test is a site: all change together, so each
-        # member's body holds its own value as often (else one changes, and a member
-        # must be a value the test uses as often besides)
-        together = used[0] == len(group) and used[1] in (0, len(group))
-        spans = group if together else [one]
-        if not together and one is not group[0]:
-            continue
-        inner = (0, 0) if together else (used[0] - 1, max(used[1] - 1, 0))
+        # every place the test compares the value changes together, and a member is a
+        # value the test uses as often besides as the original: each member's body then
+        # holds its own value, and the others, equally often
+        spans = group
+        inner = (used[0] - len(group), max(used[1] - len(group), 0))
 
         def avoid(spelling: str, inner: tuple[int, int] = inner) -> bool:
             """A member occurs in the test as often as the original does besides its
