@@ -271,6 +271,8 @@ def _string_pool(source: str, held: Counter[Key]) -> list[str]:
             continue
         if bool(_WORDISH.fullmatch(text)) != wordish or (" " in text) != (" " in value):
             continue
+        if text.casefold() == value.casefold():
+            continue  # an object comparing without case would equal it: not a must-fail
         out.append(f"{prefix}{quote}{text}{quote}")
     return out
 
