@@ -84,10 +84,11 @@ def plan_copies(
     counts = holdings.Counts(sources.values())
     # tests with a count-neutral family first (on their own; the final draw below counts
     # the other copies too); the rest get fresh spellings, which a count can tell apart
-    neutral = {id(t) for t in tests if t.sites and _families(t, sources, counts, [], per_test, rng)}
     mutable = [t for t in tests if t.sites]
+    mutable = [t for t in mutable if t.f2p] or mutable
+    neutral = {id(t) for t in mutable if _families(t, sources, counts, [], per_test, rng)}
     mutable.sort(key=lambda t: (id(t) not in neutral, rng.random()))
-    fails = ([t for t in mutable if t.f2p] or mutable)[:n_fail]
+    fails = mutable[:n_fail]
     if not fails:
         return None
     rest = [t for t in tests if t not in fails]
@@ -170,9 +171,8 @@ def _families(
     whose body holds its value twice."""
     own = _segment(sources[test.file], test.node, test.node.name, [])
     own_tokens = holdings.tokens(own)
-    other_tokens: Counter[holdings.Key] = Counter()
-    for text, _ in others:
-        other_tokens += holdings.tokens(text)
+    other_counts = [holdings.tokens(text) for text, _ in others]
+    other_tokens: Counter[holdings.Key] = sum(other_counts, Counter())
 
     def uses(spelling: str, counted: Counter[holdings.Key], texts: list[str]) -> tuple[int, int]:
         key, text = holdings.key_of(spelling), holdings.text_of(spelling)
@@ -203,7 +203,8 @@ def _families(
             )
 
         tok, sub = counts.of(one.source)
-        extra = [uses(one.source, holdings.tokens(t), [t]) for t, _ in others]
+        extra = [uses(one.source, counted, [t]) for counted, (t, _) in zip(
+            other_counts, others, strict=True)]  # fmt: skip
         tok += sum(e[0] * n for e, (_, n) in zip(extra, others, strict=True)) - len(spans)
         sub += sum(e[1] * n for e, (_, n) in zip(extra, others, strict=True))
         sub -= len(spans) if sub else 0

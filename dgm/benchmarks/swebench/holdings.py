@@ -26,6 +26,7 @@ import re
 import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from dgm.benchmarks.swebench import mutations
 
@@ -65,6 +66,7 @@ def _token_key(kind: int, text: str) -> Key | None:
     return None
 
 
+@lru_cache(maxsize=1 << 16)  # pools repeat across sites and tests
 def key_of(source: str) -> Key | None:
     """The key of a member's spelling (`-5` counts as the token `5`)."""
     if source in mutations.EXCEPTIONS:
@@ -88,16 +90,22 @@ class Counts:
         self.tokens: Counter[Key] = Counter()
         for text in self.texts:
             self.tokens += tokens(text)
+        self._seen: dict[str, tuple[int, int]] = {}  # a big file's text is searched once
 
     def of(self, spelling: str) -> tuple[int, int]:
         """(tokens, text): a number's text is counted as a token only (`5` inside `0.5`
         or `x5` is no use of it), as is a text under three characters."""
-        key = key_of(spelling)
-        text = text_of(spelling)
-        wordy = key is not None and key[0] != "n" and len(text) > 2
-        return self.tokens[("t", text)], (self.text.count(text) if wordy else 0)
+        if spelling not in self._seen:
+            key = key_of(spelling)
+            text = text_of(spelling)
+            wordy = key is not None and key[0] != "n" and len(text) > 2
+            self._seen[spelling] = (
+                self.tokens[("t", text)], (self.text.count(text) if wordy else 0)
+            )  # fmt: skip
+        return self._seen[spelling]
 
 
+@lru_cache(maxsize=1 << 16)  # pools repeat across sites and tests
 def text_of(spelling: str) -> str:
     """What a member reads as in a file: a string's value, a number's digits, a name."""
     if spelling in mutations.EXCEPTIONS:
@@ -213,6 +221,7 @@ def _all_ranks(k: int, sizes: dict[tuple[bool, bool], int]) -> bool:
     return all(_splits(k, c, v, sizes) for c in range(k + 1) for v in range(k + 1))
 
 
+@lru_cache(maxsize=1 << 16)  # pools repeat across sites and tests
 def _identity(spelling: str) -> object:
     """One member per value: a string by its value, a number by its signed spelling."""
     key = key_of(spelling)
@@ -234,6 +243,7 @@ def _number_value(spelling: str) -> float:
     return float(spelling.replace(" ", ""))
 
 
+@lru_cache(maxsize=1 << 16)  # pools repeat across sites and tests
 def _string_value(spelling: str) -> str:
     value = ast.literal_eval(spelling)
     return value.decode("latin-1") if isinstance(value, bytes) else str(value)
