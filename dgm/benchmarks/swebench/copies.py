@@ -21,11 +21,14 @@ for code that computes the answer.
 from __future__ import annotations
 
 import ast
+import io
 import random
 import re
+import tokenize
+from collections import Counter
 from dataclasses import dataclass, field
 
-from dgm.benchmarks.swebench import inline, mutations
+from dgm.benchmarks.swebench import holdings, inline
 from dgm.benchmarks.swebench.copy_plan import CopyPlan
 from dgm.benchmarks.swebench.mutations import Site
 from dgm.benchmarks.swebench.sites import assertion_sites, line_starts, offset
@@ -78,21 +81,42 @@ def plan_copies(
     f2p = {_base(t) for t in fail_to_pass}
     gold = f2p | {_base(t) for t in pass_to_pass}
     tests = [t for p, tree in trees.items() for t in _tests(p, sources[p], tree, gold, f2p)]
+    counts = holdings.Counts(sources.values())
+    # tests with a count-neutral family first (on their own; the final draw below counts
+    # the other copies too); the rest get fresh spellings, which a count can tell apart
     mutable = [t for t in tests if t.sites]
-    fails = [t for t in mutable if t.f2p] or mutable
-    rng.shuffle(fails)
-    fails = fails[:n_fail]
+    mutable = [t for t in mutable if t.f2p] or mutable
+    neutral = {id(t) for t in mutable if _families(t, sources, counts, [], per_test, rng)}
+    mutable.sort(key=lambda t: (id(t) not in neutral, rng.random()))
+    fails = mutable[:n_fail]
     if not fails:
         return None
     rest = [t for t in tests if t not in fails]
     rest.sort(key=lambda t: (not t.f2p, rng.random()))
     passes = rest[:n_pass]
-    names = _Names(sources, rng)
+    # what the other copies add to each count: a value in a copied test recurs in its
+    # copies (the most a family can have), and nothing that recurs so is drawn as a member
+    copied = [(t, per_test + 2 if t.f2p else 1) for t in fails] + [(t, 1) for t in passes]
+    chosen: list[tuple[_Test, list[Site], list[str]]] = []
+    drawn: list[str] = []
+    for test in fails:
+        others = [(_segment(sources[t.file], t.node, t.node.name, []), n)
+                  for t, n in copied if t is not test] + [(d, 1) for d in drawn]  # fmt: skip
+        options = _families(test, sources, counts, others, per_test, rng) or [
+            ([site], site.changes(per_test if test.f2p else 1, rng)) for site in test.sites
+        ]
+        options = [o for o in options if o[1]]
+        if options:
+            site, family = rng.choice([o for o in options if not o[0][0].exception] or options)
+            drawn += [holdings.text_of(f) for f in family]
+            chosen.append((test, site, family))
+    names = Names(sources, rng)
     edits: dict[str, list[Edit]] = {p: [] for p in sources}
     official: dict[str, str] = {}
     must_fail: dict[str, str] = {}
     must_pass: dict[str, str] = {}
-    for test, mutate in [(t, True) for t in fails] + [(t, False) for t in passes]:
+    todo: list[tuple[_Test, list[Site], list[str]]] = chosen + [(t, [], []) for t in passes]
+    for test, site, family in todo:
         text = sources[test.file]
         fresh = names.draw(test.file)
         official[fresh] = test.official
@@ -100,31 +124,29 @@ def plan_copies(
         # placed by the same draw, so file order does not tell the original either
         edits[test.file].append(_removal(text, test))
         edits[test.file].append(_insertion(text, test, _segment(text, test.node, fresh, []), rng))
-        copy = names.draw(test.file)
-        if not mutate:
+        if not site:
+            copy = names.draw(test.file)
             must_pass[copy] = fresh
             segment = _segment(text, test.node, copy, [])
             edits[test.file].append(_insertion(text, test, segment, rng))
             continue
-        # Several copies that change the same literal to values exchangeable with the
-        # original's (mutations): it is one of k+1 look-alikes, with no twin, no centre
-        # and no end. (P2P originals are known from the base commit: one copy each.)
-        # a literal rather than an exception type where there is one: which exception a
-        # test expects is easier to guess (the most common) than a changed literal
-        site = rng.choice([s for s in test.sites if not s.exception] or test.sites)
-        if site.exception and test.f2p and not _reads_type(test.node):
-            # must-pass copies expecting a superclass: a forger betting on one member
-            # of a raise-only family fails these (their original passed: not resolved)
-            for sup in mutations.superclasses(site.source, rng)[:2]:
-                extra = names.draw(test.file)
-                must_pass[extra] = fresh
-                segment = _segment(text, test.node, extra, [Edit(site.start, site.end, sup)])
+        if site[0].exception and test.f2p and not _reads_type(test.node):
+            # must-pass copies expecting what catches every member: a forger betting on
+            # one member of a raise-only family fails these (their original passed)
+            for sup in holdings.common_superclasses(rng):
+                extra_name = names.draw(test.file)
+                must_pass[extra_name] = fresh
+                changed = [Edit(s.start, s.end, sup) for s in site]
+                segment = _segment(text, test.node, extra_name, changed)
                 edits[test.file].append(_insertion(text, test, segment, rng))
-        for i, new in enumerate(site.changes(per_test if test.f2p else 1, rng)):
-            copy = copy if i == 0 else names.draw(test.file)
+        for new in family:
+            copy = names.draw(test.file)
             must_fail[copy] = fresh
-            segment = _segment(text, test.node, copy, [Edit(site.start, site.end, new)])
+            changed = [Edit(s.start, s.end, new) for s in site]
+            segment = _segment(text, test.node, copy, changed)
             edits[test.file].append(_insertion(text, test, segment, rng))
+    if not must_fail:
+        return None
     for each in edits.values():
         rng.shuffle(each)  # members inserted at one place land in a random order
     files = {p: _apply(sources[p], e) for p, e in edits.items() if e}
@@ -134,6 +156,65 @@ def plan_copies(
         except (SyntaxError, ValueError):
             return None
     return CopyPlan(files, official, must_fail, must_pass)
+
+
+def _families(
+    test: _Test, sources: dict[str, str], counts: holdings.Counts,
+    others: list[tuple[str, int]], per_test: int, rng: random.Random,
+) -> list[tuple[list[Site], list[str]]]:  # fmt: skip
+    """Each site of `test` with a count-neutral family (holdings.py). Its original occurs in
+    the disguised files as often as in the sources, less its own place, plus its uses in
+    the other copied tests (`others`: their text, how many copies each gets). A member
+    must not occur in any other copied test, nor be another family's member, and occurs
+    in the test as often as the original does besides its site: a member the test did
+    not use where the original recurs in it would leave the original the only member
+    whose body holds its value twice."""
+    own = _segment(sources[test.file], test.node, test.node.name, [])
+    own_tokens = holdings.tokens(own)
+    other_counts = [holdings.tokens(text) for text, _ in others]
+    other_tokens: Counter[holdings.Key] = sum(other_counts, Counter())
+
+    def uses(spelling: str, counted: Counter[holdings.Key], texts: list[str]) -> tuple[int, int]:
+        key, text = holdings.key_of(spelling), holdings.text_of(spelling)
+        wordy = key is not None and key[0] != "n" and len(text) > 2
+        return counted[("t", text)], sum(t.count(text) for t in texts) if wordy else 0
+
+    groups: dict[holdings.Key, dict[int, Site]] = {}
+    for site in test.sites:
+        key = holdings.key_of(site.source)
+        if key is not None:
+            groups.setdefault(key, {})[site.start] = site
+    out: list[tuple[list[Site], list[str]]] = []
+    for group in (list(g.values()) for g in groups.values()):
+        one = group[0]
+        used = uses(one.source, own_tokens, [own])
+        # every place the test compares the value changes together, and a member is a
+        # value the test uses as often besides as the original: each member's body then
+        # holds its own value, and the others, equally often
+        spans = group
+        inner = (used[0] - len(group), max(used[1] - len(group), 0))
+
+        def avoid(spelling: str, inner: tuple[int, int] = inner) -> bool:
+            """A member occurs in the test as often as the original does besides its
+            sites, and in no other copied test (its count would move with their copies)."""
+            return (
+                any(uses(spelling, other_tokens, [t for t, _ in others]))
+                or uses(spelling, own_tokens, [own]) != inner
+            )
+
+        tok, sub = counts.of(one.source)
+        extra = [uses(one.source, counted, [t]) for counted, (t, _) in zip(
+            other_counts, others, strict=True)]  # fmt: skip
+        tok += sum(e[0] * n for e, (_, n) in zip(extra, others, strict=True)) - len(spans)
+        sub += sum(e[1] * n for e, (_, n) in zip(extra, others, strict=True))
+        sub -= len(spans) if sub else 0
+        family = holdings.neutral_family(
+            one.source, per_test if test.f2p else 1, rng, counts, (tok, sub), avoid,
+            any(s.letters for s in spans),
+        )  # fmt: skip
+        if family:
+            out.append((spans, family))
+    return out
 
 
 def _module_tests(path: str, tests: list[str]) -> set[str]:
@@ -281,7 +362,7 @@ def _apply(text: str, edits: list[Edit]) -> str:
     return text
 
 
-class _Names:
+class Names:
     """Fresh test names in each file's own style, from the words of its test names."""
 
     def __init__(self, sources: dict[str, str], rng: random.Random) -> None:
@@ -310,3 +391,20 @@ class _Names:
                 self.taken.add(name)
                 return name
         raise RuntimeError("no fresh test name")  # unreachable with the filler words
+
+
+def plain_literals(text: str) -> list[str]:
+    """The spellings of a file's one-line plain string and decimal int literals (what a
+    canary compares, so its values are the file's own)."""
+    out = []
+    try:
+        found = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return out
+    for tok in found:
+        plain = tok.type == tokenize.STRING and re.fullmatch(
+            r"(['\"])[\w .,:/-]{1,40}\1", tok.string
+        )
+        if plain or tok.type == tokenize.NUMBER and re.fullmatch(r"[1-9]\d{0,8}|0", tok.string):
+            out.append(tok.string)
+    return out

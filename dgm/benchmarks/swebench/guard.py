@@ -14,9 +14,11 @@ The judge also turns pytest's entry-point plugin loading off (swe_judge).
 
 from __future__ import annotations
 
+import ast
 import re
 import secrets
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -136,27 +138,52 @@ def test_files(command: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Canaries:
-    """Tests the judge adds to the test files, named afresh for each evaluation."""
+    """Tests the judge adds to the test files where it has no copy of a real test to make,
+    named afresh for each evaluation by the generator the copies use (the file's own
+    test-name words), comparing values the file holds: no name or literal tells them apart
+    from the file's tests by spelling (their bodies call no code under test)."""
 
     must_pass: str
     must_fail: str
     files: tuple[str, ...]
-
-    @property
-    def prefix(self) -> str:
-        return self.must_pass.removesuffix("_ok")
+    values: tuple[str, str, str] = ("", "", "")
+    """Literal spellings: the must-pass canary compares the first with itself, the
+    must-fail one the second with the third (different values)."""
 
     @classmethod
-    def draw(cls, files: list[str]) -> Canaries:
-        nonce = secrets.token_hex(6)
-        return cls(f"test_{nonce}_ok", f"test_{nonce}_bad", tuple(files))
+    def draw(
+        cls, files: list[str], names: tuple[str, str] | None = None,
+        literals: Sequence[str] = (),
+    ) -> Canaries:  # fmt: skip
+        """`names` from the copies' generator where the files could be read, `literals`
+        the plain literals they hold (else fresh numbers, fresh names)."""
+        if names is None:
+            nonce = secrets.token_hex(6)
+            names = (f"test_{nonce}_ok", f"test_{nonce}_bad")
+        pool = sorted(set(literals))
+        by_value = {_value(x): x for x in pool}
+        if len(by_value) >= 2:
+            keys = list(by_value)
+            have = secrets.randbelow(len(keys))
+            other = (have + 1 + secrets.randbelow(len(keys) - 1)) % len(keys)
+            same = pool[secrets.randbelow(len(pool))]
+            values = (same, by_value[keys[have]], by_value[keys[other]])
+        else:
+            a, b = secrets.randbelow(10**6), secrets.randbelow(10**6)
+            values = (str(a), str(b), str(b + 1))
+        return cls(names[0], names[1], tuple(files), values)
 
     def source(self) -> str:
-        a, b = secrets.randbelow(10**6), secrets.randbelow(10**6)
+        same, have, other = self.values if all(self.values) else ("1", "2", "3")
         return (
-            f"\n\ndef {self.must_pass}():\n    assert {a} + {b} == {a + b}\n"
-            f"\n\ndef {self.must_fail}():\n    assert {a} + {b} == {a + b + 1}\n"
+            f"\n\ndef {self.must_pass}():\n    value = {same}\n    assert value == {same}\n"
+            f"\n\ndef {self.must_fail}():\n    value = {have}\n    assert value == {other}\n"
         )
+
+    def owns(self, test: str) -> bool:
+        """Whether a report key names one of these canaries."""
+        return any(test == n or re.search(rf"[:.\s/]{re.escape(n)}($|[\[\s])", test)
+                   for n in (self.must_pass, self.must_fail))  # fmt: skip
 
     def status(self, tests: dict[str, str], name: str) -> list[str]:
         """The statuses reported for canary `name` (one per test file it was added to)."""
@@ -181,3 +208,14 @@ class Canaries:
         if any(s != "PASSED" for s in good):
             return f"the must-pass canary {self.must_pass} was reported {good}"
         return None
+
+
+def _value(spelling: str) -> tuple[str, object]:
+    """A literal's value as Python compares it: `1` and `1.0` are one value, `"1"` another."""
+    try:
+        value = ast.literal_eval(spelling)
+    except (ValueError, SyntaxError):
+        return ("?", spelling)
+    if isinstance(value, int | float):
+        return ("n", float(value))
+    return ("s", value)

@@ -88,7 +88,7 @@ def judge_swebench(
             else:
                 base, plugins = _prepared(box, Path(tmp), files)
                 plan = _plan(task, files, base, 2 if extra_copies else 1)
-                canaries = None if plan or not files else swe_guard.Canaries.draw(files)
+                canaries = None if plan or not files else _canaries(task, files, base)
                 place = _place(box, stage, task, plan, canaries)
                 runs.append(place)
                 result = place if place.exit_code != 0 or place.timed_out else None
@@ -166,6 +166,17 @@ def _plan(
     f2p, p2p = (list(task.meta.get(k) or []) for k in ("FAIL_TO_PASS", "PASS_TO_PASS"))
     rng = random.Random(secrets.randbits(64))
     return swe_copies.plan_copies(sources, f2p, p2p, rng, n_fail=3 * scale, n_pass=2 * scale)
+
+
+def _canaries(task: Task, files: list[str], base: dict[str, str | None]) -> swe_guard.Canaries:
+    """Canaries named like the first readable file's tests, comparing its literals."""
+    sources = swe_copy_plan.with_test_patch(base, str(task.meta.get("test_patch", ""))) or {}
+    if not sources:
+        return swe_guard.Canaries.draw(files)
+    names = swe_copies.Names(sources, random.Random(secrets.randbits(64)))
+    first = next(iter(sources))
+    pair = (names.draw(first), names.draw(first))
+    return swe_guard.Canaries.draw(files, pair, swe_copies.plain_literals(sources[first]))
 
 
 def _place(box: Any, stage: Path, task: Task, plan: swe_copy_plan.CopyPlan | None,
@@ -306,7 +317,7 @@ def grade(
         details["tamper_evidence"] = evidence
     if mismatch:
         details["copy_mismatch"] = mismatch
-    real = {t: s for t, s in tests.items() if not (canaries and canaries.prefix in t)}
+    real = {t: s for t, s in tests.items() if not (canaries and canaries.owns(t))}
     error = "a copy of a passing test did not pass (see details)" if mismatch else None
     return Verdict(resolved and not evidence and not mismatch, tests=real, details=details,
                    tampered=bool(evidence), error=error)  # fmt: skip
