@@ -45,6 +45,8 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     variants.NUMBERS.set(_expected_numbers(tree))
     variants.STRINGS.set(_expected_strings(tree))
     FORMS.set(frozenset(re.findall(r"\bself\.(\w+)\s*\(", text)))
+    defs = {n.name: ast.unparse(n) for n in ast.walk(tree)
+            if isinstance(n, _Func) and not n.name.startswith("test")}  # fmt: skip
     containers: list[ast.Module | ast.ClassDef] = [tree]
     containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
     for node in containers:
@@ -55,7 +57,7 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
             continue
         tests: list[Any] = [node.body[i] for i in slots]
         originals = [_key(cls, t.name) for t in tests]
-        able = [i for i, t in enumerate(tests) if copyable(ast.unparse(t))]
+        able = [i for i, t in enumerate(tests) if copyable(ast.unparse(t), defs)]
         mutable = [i for i in able if mutate(tests[i]) is not None]
         passing, failing = pick_copies(able, mutable)
         out = []

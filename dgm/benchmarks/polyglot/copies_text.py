@@ -160,7 +160,8 @@ def disguise_text(
         variants.NUMBERS.set(numbers)
         variants.STRINGS.set(strings)
         variants.NAMES.set(enumerators)
-    able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
+    defs = definitions(language, text, spans)
+    able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end], defs)]
     context = context if elsewhere is not None else ""
     mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
     passing, failing = pick_copies(able, mutable)
@@ -192,6 +193,28 @@ def disguise_text(
         elif elsewhere is not None:
             elsewhere.setdefault(table, []).extend(decls)
     return out, entries
+
+
+_DEFINITION = re.compile(
+    r"(?<![\w.])(\w+)\s*\([^(){};]*\)\s*[^;{}()=]*\{|(?<![\w.])(\w+)\s*=\s*(?:async\s*)?"
+    r"(?:function\s*)?\([^(){};]*\)\s*(?:=>\s*)?\{"
+)  # fmt: skip
+_KEYWORDS = {"if", "for", "while", "switch", "catch", "match", "return", "function", "sizeof"}
+
+
+def definitions(language: str, text: str, spans: list[Span]) -> dict[str, str]:
+    """name -> source of the file's functions outside its tests (the helpers a test
+    calls count as the test for copies.copyable); overloads joined."""
+    code = scan.masked(language, text)
+    found: dict[str, str] = {}
+    for m in _DEFINITION.finditer(code):
+        name = m.group(1) or m.group(2)
+        if name in _KEYWORDS or any(sp.start <= m.start() < sp.end for sp in spans):
+            continue
+        end = closing(language, text, m.end() - 1)
+        if end > 0:
+            found[name] = found.get(name, "") + text[m.start() : end]
+    return found
 
 
 def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,

@@ -56,9 +56,14 @@ COMMANDS = {
     ' --out "$DGM_REPORT/report.xml"',
     "java": "sh /stage/java-build.sh && DGM_BIN=$DGM_OUT sh /stage/java-run.sh",
     "javascript": "cp /usr/local/share/dgm/babel.config.js babel.config.js && jest --ci"
-    ' --runInBand --no-watchman --rootDir . --json --outputFile="$DGM_REPORT/report.json"',
+    " --runInBand --no-watchman --rootDir . --setupFilesAfterEnv '<rootDir>/dgm-judge-setup.js'"
+    ' --json --outputFile="$DGM_REPORT/report.json"',
 }
 """One command per language (the judge splits the compiled ones: BUILD and RUN)."""
+JEST_GUARD = "dgm-judge-setup.js"
+"""The judge's own jest setup in every JavaScript judge tree (jest_guard.js: a received
+value carrying `asymmetricMatch` is refused); its name is the judge's, so the agent's
+file of that name never comes over (judge_prep.allowed)."""
 
 BUILD = {
     "go": 'CGO_ENABLED=0 go test -c -o "$DGM_OUT/tests.test" .',  # after go build (judge_prep)
