@@ -126,6 +126,9 @@ def pick_copies(candidates: list[int], mutable: list[int]) -> tuple[list[int], l
 
 
 WORDS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("words", default=())
+TOKENS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("tokens", default=())
+"""The letter-and-digit runs of the file's string literals (`6S`, `10H`: a changed
+character keeps the grammar of the file's own tokens, variants._char_changed)."""
 """The words of the test file being disguised (set by `disguise`)."""
 
 
@@ -133,3 +136,9 @@ def file_words(text: str) -> tuple[str, ...]:
     """The words inside the file's string literals (a changed value takes one of them)."""
     literals = re.findall(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', text)
     return tuple(sorted({w for lit in literals for w in re.findall(r"[A-Za-z]{2,}", lit)}))
+
+
+def file_tokens(text: str) -> tuple[str, ...]:
+    """The letter-and-digit runs inside the file's string literals (see TOKENS)."""
+    literals = re.findall(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', text)
+    return tuple(sorted({t for lit in literals for t in re.findall(r"[A-Za-z0-9]+", lit[1:-1])}))

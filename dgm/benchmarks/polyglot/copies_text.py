@@ -243,6 +243,30 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
     if language == "go":
         return mutate_go(text, chunk, names, k, context)
     regions = _expected_regions(language, chunk)
+    title = (span.name_at[0] - span.start, span.name_at[1] - span.start)
+    token = variants.INPUTS.set(_inputs(language, chunk, [*regions, title]))
+    try:
+        return _changed(language, text, chunk, regions, k)
+    finally:
+        variants.INPUTS.reset(token)
+
+
+def _inputs(language: str, chunk: str, regions: list[tuple[int, int]]) -> tuple:
+    """The test's string and number literals outside its expected values and title."""
+    out = []
+    for t in scan.tokens(language, chunk):
+        if any(lo <= t.start() < hi for lo, hi in regions):
+            continue
+        parts = scan.string_parts(t.group(0)) if t.lastgroup == "str" else None
+        if parts:
+            out.append(parts)
+        elif t.lastgroup == "num":
+            out.append(("num", t.group(0)))
+    return tuple(out)
+
+
+def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]],
+             k: int) -> list[Mutant]:  # fmt: skip
     for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
         changed = change_literal(language, chunk, lo, hi, k)
         if changed:
