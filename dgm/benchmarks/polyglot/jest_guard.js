@@ -8,6 +8,7 @@
 // one anywhere inside the received value (a resolved or rejected one too), as it
 // refuses a Proxy (whose answers may change between this check and jest's) and an
 // enumerable getter (jest reads it, and it could answer differently the second time).
+// Only the first is evidence (reports.JEST_REFUSED: the host's verdict is `tampered`).
 // The intrinsics are taken now, before the solution can replace them.
 'use strict';
 
@@ -32,7 +33,10 @@ const push = Array.prototype.push;
 const pop = Array.prototype.pop;
 const real = globalThis.expect;
 const MARK = 'asymmetricMatch';
+const CARRIES = 'dgm judge: the received value carries asymmetricMatch';
+const OPAQUE = 'dgm judge: the received value is a Proxy or has an enumerable getter';
 
+// CARRIES, OPAQUE or '' (fine).
 function carries(value) {
   const seen = new Seen();
   const todo = [value];
@@ -41,19 +45,19 @@ function carries(value) {
     if (item === null || item === undefined) continue;
     const kind = typeof item;
     if (kind !== 'object' && kind !== 'function') {
-      if (MARK in box(item)) return true; // (a primitive's prototype)
+      if (MARK in box(item)) return CARRIES; // (a primitive's prototype)
       continue;
     }
-    if (isProxy(item)) return true;
+    if (isProxy(item)) return OPAQUE;
     if (has.call(seen, item)) continue;
     add.call(seen, item);
-    if (MARK in item) return true;
+    if (MARK in item) return CARRIES;
     const keys = ownKeys(item);
     for (let i = 0; i < keys.length; i++) {
       const d = describe(item, keys[i]);
       if (!d) continue;
       if (d.get || d.set) {
-        if (d.enumerable) return true;
+        if (d.enumerable) return OPAQUE;
         continue;
       }
       push.call(todo, d.value);
@@ -66,15 +70,16 @@ function carries(value) {
       for (let s = setNext.call(it); !s.done; s = setNext.call(it)) push.call(todo, s.value);
     }
   }
-  return false;
+  return '';
 }
 
-function refused() {
-  return new Error('dgm judge: the received value carries asymmetricMatch (or is a Proxy)');
+function refused(why) {
+  return new Error(why);
 }
 
 function guarded(received) {
-  if (carries(received)) throw refused();
+  const why = carries(received);
+  if (why) throw refused(why);
   const matchers = real(received);
   const thenable =
     received !== null && (typeof received === 'object' || typeof received === 'function')
@@ -84,7 +89,8 @@ function guarded(received) {
     defineProperty(matchers, 'resolves', {
       get() {
         const checked = then.call(settled(), (v) => {
-          if (carries(v)) throw refused();
+          const bad = carries(v);
+          if (bad) throw refused(bad);
           return v;
         });
         return real(checked).resolves;
@@ -93,7 +99,8 @@ function guarded(received) {
     defineProperty(matchers, 'rejects', {
       get() {
         const checked = then.call(settled(), undefined, (e) => {
-          if (carries(e)) return refused(); // (fulfilled: `rejects` fails)
+          const bad = carries(e);
+          if (bad) return refused(bad); // (fulfilled: `rejects` fails)
           throw e;
         });
         return real(checked).rejects;
