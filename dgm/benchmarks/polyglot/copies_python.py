@@ -90,7 +90,15 @@ def mutants(test: Any, k: int) -> list[tuple[Any, str]]:
     sites = _sites(test)
     token = variants.INPUTS.set(_inputs(test, sites))
     try:
-        return _mutants(test, sites, k)
+        made = _mutants(test, sites, k)
+        if made:
+            return made
+        lenient = variants.LENIENT.set(True)  # (see variants.LENIENT)
+        try:
+            made = _mutants(test, sites, k)
+        finally:
+            variants.LENIENT.reset(lenient)
+        return made or _negated(test)
     finally:
         variants.INPUTS.reset(token)
 
@@ -128,7 +136,7 @@ def _mutants(test: Any, sites: list, k: int) -> list[tuple[Any, str]]:
             out.append((copy.deepcopy(test), f"expected {value!r} -> {new!r}"))
         _put((holder, field, position), node)
         return out
-    return _negated(test)
+    return []
 
 
 FORMS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("forms", default=frozenset())

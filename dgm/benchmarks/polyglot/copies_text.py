@@ -270,18 +270,33 @@ def _inputs(language: str, chunk: str, regions: list[tuple[int, int]]) -> tuple:
 
 def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]],
              k: int) -> list[Mutant]:  # fmt: skip
-    for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
+    changed = _literal_changed(language, text, chunk, regions, k)
+    if changed:
+        return changed
+    swapped = _swapped_names(language, chunk, regions, k)
+    if swapped:
+        return swapped
+    lenient = variants.LENIENT.set(True)
+    try:
+        changed = _literal_changed(language, text, chunk, regions, k)
+    finally:
+        variants.LENIENT.reset(lenient)
+    if changed:
+        return changed
+    toggled = _toggle(language, text, chunk)
+    return [Mutant(toggled, "negated a boolean check")] if toggled else []
+
+
+def _literal_changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]],
+                     k: int) -> list[Mutant]:  # fmt: skip
+    for lo, hi in _shuffled_regions(regions):
         gap = _tolerance(language, text, chunk, lo)
         if gap is None:
             continue
         changed = change_literal(language, chunk, lo, hi, k, gap)
         if changed:
             return [Mutant(body, how) for body, how in changed]
-    swapped = _swapped_names(language, chunk, regions, k)
-    if swapped:
-        return swapped
-    toggled = _toggle(language, text, chunk)
-    return [Mutant(toggled, "negated a boolean check")] if toggled else []
+    return []
 
 
 _STRING_BOUND = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\s*=\s*(?=[\"'])")
