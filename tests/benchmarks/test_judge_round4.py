@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks.polyglot import reports, variants
-from dgm.benchmarks.polyglot.copies import TOKENS, copyable
+from dgm.benchmarks.polyglot.copies import MUST_FAIL, REAL, TOKENS, Entry, copyable
 from dgm.benchmarks.polyglot.copies_text import definitions, find_tests
 from dgm.benchmarks.polyglot.grading import grade
 from dgm.benchmarks.polyglot.judge import JudgePlan
@@ -187,3 +187,16 @@ def test_a_changed_character_keeps_the_files_token_grammar() -> None:
                 assert all(c[-1] in "SHDC" and c[:-1] in "26789" for c in cards), made
     finally:
         TOKENS.reset(token)
+
+
+def test_a_wrong_guess_is_counted_not_called_tampering() -> None:
+    entries = [Entry("qwerty", "adds", REAL), Entry("asdfgh", "adds", MUST_FAIL, "1 -> 2"),
+               Entry("zxcvbn", "adds", MUST_FAIL, "1 -> 3")]  # fmt: skip
+    plan = JudgePlan("cpp", expected=["adds"], entries=entries)
+    base = {"exit_code": 1, "timed_out": False, "seconds": 1.0, "test_seconds": 1.0}
+    guessed = {"qwerty": "FAILED", "asdfgh": "PASSED", "zxcvbn": "FAILED"}
+    verdict = grade(guessed, plan, 1, {}, base)
+    assert not verdict.resolved and not verdict.tampered
+    assert verdict.details["copies_matched"] == 1
+    honest = grade({**guessed, "asdfgh": "FAILED"}, plan, 1, {}, base)
+    assert honest.details["copies_matched"] == 0
