@@ -41,13 +41,16 @@ def attack_patch(task: polyglot.Task, attack: Path) -> str:
 
 def judge(task: polyglot.Task, what: str, patch: str) -> None:
     started = time.monotonic()
-    verdict, _ = judge_polyglot(task, patch, LIMITS)
+    verdict, log = judge_polyglot(task, patch, LIMITS)
     copies = (verdict.details or {}).get("copy_counts", {}).get("must_fail", 0)
     canaries = (verdict.details or {}).get("canary_counts", {}).get("must_fail", 0)
     why = (verdict.details or {}).get("tamper_evidence") or verdict.error or ""
     print(f"{task.id:45s} {what:9s} resolved={verdict.resolved!s:5s} "
           f"tampered={verdict.tampered!s:5s} must_fail_copies={copies} canaries={canaries} "
           f"{time.monotonic() - started:.0f}s {why[:160]}", flush=True)  # fmt: skip
+    if what == "reference" and not verdict.resolved:
+        failed = [k for k, v in verdict.tests.items() if v != "PASSED"]
+        print(f"  not passed: {failed[:10]}\n  log tail:\n{log[-2500:]}", flush=True)
 
 
 def main() -> None:

@@ -5,10 +5,11 @@
 // decide the comparison itself, on either side: a solution that returns
 // `{ asymmetricMatch: () => true }` passes every `toEqual` (red team round one F4,
 // round four G4). No exercise's answer is such a value, so `expect(received)` refuses
-// one anywhere inside the received value (a resolved or rejected one too), as it
-// refuses a Proxy (whose answers may change between this check and jest's) and an
-// enumerable getter (jest reads it, and it could answer differently the second time).
-// Only the first is evidence (reports.JEST_REFUSED: the host's verdict is `tampered`).
+// one anywhere inside the received value (a resolved or rejected one too; an enumerable
+// getter's value as it answers now, as jest reads it: list-ops' reference answers with
+// getters), and it refuses a Proxy, whose answers may change between this check and
+// jest's. Only the first is evidence (reports.JEST_REFUSED: the verdict is `tampered`).
+// A value of more than BUDGET parts is not searched past them.
 // The intrinsics are taken now, before the solution can replace them.
 'use strict';
 
@@ -34,13 +35,15 @@ const pop = Array.prototype.pop;
 const real = globalThis.expect;
 const MARK = 'asymmetricMatch';
 const CARRIES = 'dgm judge: the received value carries asymmetricMatch';
-const OPAQUE = 'dgm judge: the received value is a Proxy or has an enumerable getter';
+const OPAQUE = 'dgm judge: the received value is a Proxy';
+const BUDGET = 1000000;
 
 // CARRIES, OPAQUE or '' (fine).
 function carries(value) {
   const seen = new Seen();
   const todo = [value];
-  while (todo.length) {
+  let left = BUDGET;
+  while (todo.length && left-- > 0) {
     const item = pop.call(todo);
     if (item === null || item === undefined) continue;
     const kind = typeof item;
@@ -57,7 +60,13 @@ function carries(value) {
       const d = describe(item, keys[i]);
       if (!d) continue;
       if (d.get || d.set) {
-        if (d.enumerable) return OPAQUE;
+        if (d.enumerable && d.get) {
+          try {
+            push.call(todo, d.get.call(item));
+          } catch (e) {
+            // (jest's read throws too)
+          }
+        }
         continue;
       }
       push.call(todo, d.value);

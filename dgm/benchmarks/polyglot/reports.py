@@ -57,6 +57,7 @@ COMMANDS = {
     "java": "sh /stage/java-build.sh && DGM_BIN=$DGM_OUT sh /stage/java-run.sh",
     "javascript": "cp /usr/local/share/dgm/babel.config.js babel.config.js && jest --ci"
     " --runInBand --no-watchman --rootDir . --setupFilesAfterEnv '<rootDir>/dgm-judge-setup.js'"
+    " --testTimeout 60000"
     ' --json --outputFile="$DGM_REPORT/report.json"',
 }
 """One command per language (the judge splits the compiled ones: BUILD and RUN)."""
@@ -66,7 +67,7 @@ value carrying `asymmetricMatch` is refused); its name is the judge's, so the ag
 file of that name never comes over (judge_prep.allowed)."""
 JEST_REFUSED = "dgm judge: the received value carries asymmetricMatch"
 """The guard's failure message for a value no answer is (evidence of tampering); its
-other refusal (a Proxy, an enumerable getter) only fails the test."""
+other refusal (a Proxy) only fails the test."""
 
 BUILD = {
     "go": 'CGO_ENABLED=0 go test -c -o "$DGM_OUT/tests.test" .',  # after go build (judge_prep)
