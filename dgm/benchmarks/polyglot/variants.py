@@ -119,7 +119,8 @@ LENIENT: contextvars.ContextVar[bool] = contextvars.ContextVar("lenient", defaul
 (_readable_numbers, fresh_numbers): numbers are then drawn as where the source is not
 readable (zipper's only expected number recurs, and every run near it is in the file).
 A copy whose values leak by count still catches "pass what touched my code"; canaries,
-the alternative, call nothing."""
+the alternative, call nothing. Strings and enumerators get no second draw: a retried draw
+would favour the sets the first one threw away, which depend on the real value."""
 
 
 def _strict() -> bool:
@@ -333,6 +334,8 @@ def enumerator(name: str, k: int) -> list[str]:
     """k other members of `name`'s family that the file expects, drawn as numbers are
     (by how often the file expects each, the real one's own uses included), written as
     the file writes them; [] when the family has too few."""
+    if LENIENT.get():
+        return NONE
     prefix = re.sub(r"(?:::|\.)\w+$", "", name)
     pool = [n for n in NAMES.get() if re.sub(r"(?:::|\.)\w+$", "", n) == prefix]
     if name not in pool:
@@ -345,6 +348,8 @@ def string_body(body: str, k: int, quote: str = "") -> list[str]:
     quote), drawn as numbers are; where it expects too few, one word swapped for k other
     words of the file of the same kind (case, length), else one letter or digit for k
     others of its class."""
+    if LENIENT.get():
+        return NONE
     selected = among_inputs(quote, body, k)
     if selected:
         return selected
@@ -409,7 +414,7 @@ def _token_chars(body: str, i: int) -> list[str]:
 def python_value(value: Any, k: int) -> list[Any]:
     """k other Python values of the same shape (fewer for a bool: one), or []."""
     if isinstance(value, bool):
-        return [not value]
+        return NONE if LENIENT.get() else [not value]
     if isinstance(value, (int, float)) and value >= 0:
         selected = among_inputs("num", repr(value), k)
         if selected:
