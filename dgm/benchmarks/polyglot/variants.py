@@ -3,15 +3,20 @@ its copies by the way they were made.
 
 For one test the judge makes k must-fail copies that all change the same literal, and
 draws the k+1 values {real, copies} as one set in which the real value's place is
-uniform: numbers are other numbers of the same notation the file itself uses, drawn by how often
-it uses them (so a prior on plausible numbers favours neither), or where the file has
-too few, an evenly spaced run (step d, 1 <= d <= 9 units of the literal's last digit)
-with the real one at a uniformly drawn rank; a string has the same word (or
-the same character) swapped for k others of the same kind; a collection has one element
-changed that way. A draw is thrown away only by a rule that looks at the whole set (it
-crosses zero or a type's width, a hex literal would change width), never at which member
-is real: given the set, every member is equally likely to be the real one to an attacker
-who knows this code. What remains is prior knowledge of plausible answers (README).
+uniform: where the real value is one of the test's own inputs (a selection), other
+inputs of the same shape (among_inputs); numbers are other numbers of the same notation
+the file itself uses, drawn by how often it uses them (so a prior on plausible numbers
+favours neither; where the source is readable, so that counts tell nothing either,
+_readable_numbers), or where the file has too few, an evenly spaced run (step d,
+1 <= d <= 9 units of the literal's last digit) with the real one at a uniformly drawn
+rank, (d, rank) drawn again while the run would cross zero or a type's width; a string
+has the same word (or the same character, kept to the file's token grammar) swapped for
+k others of the same kind; a collection has one element changed that way. A draw is
+thrown away only by a rule that looks at the whole set (a repeated value, a hex literal
+that would change width), never at which member is real: given the set, every member is
+equally likely to be the real one to an attacker who knows this code, but for a run
+near zero (fewer (d, rank) fit a smaller real value: at most 1.25 times chance for k=4,
+real 0). What remains is prior knowledge of plausible answers (README).
 """
 
 from __future__ import annotations
