@@ -71,16 +71,42 @@ class NameGen:
         return tok
 
 
-SHARED_STATE = re.compile(r"(?i)thread|executor|concurren|parallel|\bgo\s+func|\bspawn\b"
-                          r"|^\s*[A-Z]\w*\(\)\s*;?\s*$", re.MULTILINE)  # fmt: skip
-"""Tests never copied: threads or processes they start may outlive them (Java's
-bank-account ran out of threads with a copy of its concurrency test), and a bare call
-with no arguments whose result is unused (Go robot-simulator's `Advance()`) changes
-package state a second run would start from, so a second run is not the same test."""
+SPAWNS = re.compile(
+    r"\bnew\s+(?:Thread|Worker)\s*\(|\bThread\s*\.\s*(?:start\w*|ofVirtual|ofPlatform)\b"
+    r"|\bExecutors?\s*\.|\bExecutorService\b|\bCompletableFuture\s*\.|\bForkJoinPool\b"
+    r"|\.parallelStream\s*\(|\.parallel\s*\(\s*\)|\bstd::(?:j?thread|async)\b|\bpthread_create\b"
+    r"|\bthread::(?:spawn|scope|Builder)\b|(?<![\w.])spawn\s*\(|\.par_\w+\s*\("
+    r"|^[ \t]*go\s+(?:func\b|[\w.]+\s*\()|\bthreading\.|(?<![\w.])Thread\s*\("
+    r"|\bconcurrent\.futures\b"
+    r"|\b(?:Thread|Process)PoolExecutor\b|\bmultiprocessing\b|\bos\.fork\b|\bsubprocess\."
+    r"|\bworker_threads\b|\bchild_process\b"
+    r"|^[ \t]*[A-Z]\w*\(\)[ \t]*;?[ \t]*$(?!\s*\.)",
+    re.MULTILINE,
+)  # fmt: skip
+"""What makes a test never copied, matched on what it does (never on names: an API
+called `parallelLetterFrequency` or a test `TestMultiThreaded` says nothing, and a name
+rule left whole files without copies, red team round four G4): it starts threads,
+goroutines, workers or processes, which may outlive it (Java's bank-account ran out of
+threads with a copy of its concurrency test); or it makes a bare call with no arguments
+whose result is unused (Go robot-simulator's `Advance()`), which changes package state a
+second run would start from. The helpers a test calls count as the test (see copyable)."""
 
 
-def copyable(test_text: str) -> bool:
-    return not SHARED_STATE.search(test_text)
+def copyable(test_text: str, defs: dict[str, str] | None = None) -> bool:
+    """Whether a test may be copied: neither it nor a function of the file it calls
+    (`defs`: name -> source, followed to any depth) spawns anything (SPAWNS)."""
+    defs = defs or {}
+    seen: set[str] = set()
+    todo = [test_text]
+    while todo:
+        text = todo.pop()
+        if SPAWNS.search(text):
+            return False
+        for name in re.findall(r"(?<![\w])(\w+)\s*!?\s*\(", text):
+            if name in defs and name not in seen:
+                seen.add(name)
+                todo.append(defs[name])
+    return True
 
 
 def pick_copies(candidates: list[int], mutable: list[int]) -> tuple[list[int], list[int]]:
@@ -100,6 +126,9 @@ def pick_copies(candidates: list[int], mutable: list[int]) -> tuple[list[int], l
 
 
 WORDS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("words", default=())
+TOKENS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("tokens", default=())
+"""The letter-and-digit runs of the file's string literals (`6S`, `10H`: a changed
+character keeps the grammar of the file's own tokens, variants._char_changed)."""
 """The words of the test file being disguised (set by `disguise`)."""
 
 
@@ -107,3 +136,9 @@ def file_words(text: str) -> tuple[str, ...]:
     """The words inside the file's string literals (a changed value takes one of them)."""
     literals = re.findall(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', text)
     return tuple(sorted({w for lit in literals for w in re.findall(r"[A-Za-z]{2,}", lit)}))
+
+
+def file_tokens(text: str) -> tuple[str, ...]:
+    """The letter-and-digit runs inside the file's string literals (see TOKENS)."""
+    literals = re.findall(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', text)
+    return tuple(sorted({t for lit in literals for t in re.findall(r"[A-Za-z0-9]+", lit[1:-1])}))

@@ -43,8 +43,12 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     tree = parse_python(text)
     entries: list[Entry] = []
     variants.NUMBERS.set(_expected_numbers(tree))
+    constants = [c.value for c in ast.walk(tree) if isinstance(c, ast.Constant)]
+    variants.FILE_NUMBERS.set(tuple(repr(v) for v in constants if type(v) in (int, float)))
     variants.STRINGS.set(_expected_strings(tree))
     FORMS.set(frozenset(re.findall(r"\bself\.(\w+)\s*\(", text)))
+    defs = {n.name: ast.unparse(n) for n in ast.walk(tree)
+            if isinstance(n, _Func) and not n.name.startswith("test")}  # fmt: skip
     containers: list[ast.Module | ast.ClassDef] = [tree]
     containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
     for node in containers:
@@ -55,7 +59,7 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
             continue
         tests: list[Any] = [node.body[i] for i in slots]
         originals = [_key(cls, t.name) for t in tests]
-        able = [i for i, t in enumerate(tests) if copyable(ast.unparse(t))]
+        able = [i for i, t in enumerate(tests) if copyable(ast.unparse(t), defs)]
         mutable = [i for i in able if mutate(tests[i]) is not None]
         passing, failing = pick_copies(able, mutable)
         out = []
@@ -84,6 +88,39 @@ def mutants(test: Any, k: int) -> list[tuple[Any, str]]:
     """Up to k changed copies of `test`, all changing the same literal expected value, the
     k+1 values drawn as one set (polyglot_variants): [] when it has none to change."""
     sites = _sites(test)
+    token = variants.INPUTS.set(_inputs(test, sites))
+    try:
+        made = _mutants(test, sites, k)
+        if made:
+            return made
+        lenient = variants.LENIENT.set(True)  # (see variants.LENIENT)
+        try:
+            made = _mutants(test, sites, k)
+        finally:
+            variants.LENIENT.reset(lenient)
+        return made or _negated(test)
+    finally:
+        variants.INPUTS.reset(token)
+
+
+def _inputs(test: Any, sites: list[tuple[ast.AST, str, int | None, str]]) -> tuple:
+    """The test's string and number constants outside its expected values."""
+    expected = set()
+    for holder, field, position, _ in sites:
+        node = getattr(holder, field)
+        node = node[position] if position is not None else node
+        expected |= {id(c) for c in ast.walk(node)}
+    out = []
+    for c in ast.walk(test):
+        if isinstance(c, ast.Constant) and id(c) not in expected:
+            if type(c.value) is str:
+                out.append(("", c.value))
+            elif type(c.value) in (int, float):
+                out.append(("num", repr(c.value)))
+    return tuple(out)
+
+
+def _mutants(test: Any, sites: list, k: int) -> list[tuple[Any, str]]:
     for index in sorted(range(len(sites)), key=lambda _i: secrets.randbelow(1 << 30)):
         holder, field, position, form = sites[index]
         node = getattr(holder, field)[position] if position is not None else getattr(holder, field)
@@ -99,7 +136,7 @@ def mutants(test: Any, k: int) -> list[tuple[Any, str]]:
             out.append((copy.deepcopy(test), f"expected {value!r} -> {new!r}"))
         _put((holder, field, position), node)
         return out
-    return _negated(test)
+    return []
 
 
 FORMS: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("forms", default=frozenset())

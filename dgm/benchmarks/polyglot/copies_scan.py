@@ -69,10 +69,13 @@ _BOOL = re.compile(r"(?<![\w.])(?P<bool>true|false)(?![\w(])")
 _FLIP = {"true": "false", "false": "true"}
 
 
-def change_literal(language: str, chunk: str, lo: int, hi: int,
-                   k: int = 1) -> list[tuple[str, str]]:  # fmt: skip
+def change_literal(language: str, chunk: str, lo: int, hi: int, k: int = 1,
+                   gap: float = 0.0) -> list[tuple[str, str]]:  # fmt: skip
     """Up to k copies of `chunk`, each with the same string/number/char literal in
-    [lo, hi) changed, the values drawn as one set (polyglot_variants); [] when none."""
+    [lo, hi) changed, the values drawn as one set (polyglot_variants); [] when none.
+    `gap`: a tolerance the value is compared within; then only a number is changed, and
+    a set two of whose members are within twice of it is thrown away (a set-level rule:
+    which member is real does not enter it)."""
     found: list[re.Match] = [t for t in tokens(language, chunk, lo, hi)
                              if t.lastgroup in ("str", "num", "chr")]  # fmt: skip
     found += list(_BOOL.finditer(masked(language, chunk), lo, hi))
@@ -84,12 +87,16 @@ def change_literal(language: str, chunk: str, lo: int, hi: int,
             continue  # a map key: another key may collide with it
         if chunk[: tok.start()].endswith("[") and re.match(r"\][\w\[]", chunk[tok.end() :]):
             continue  # an array type's length, not a value
+        if gap and tok.lastgroup != "num":
+            continue
         if tok.lastgroup == "name":
             new = variants.enumerator(literal, k)
         elif tok.lastgroup == "bool":  # the other one: {true, false} tells nothing
             new = [_FLIP[literal]]
         elif tok.lastgroup == "num":
             new = variants.number_literal(literal, k)
+            if gap and not _apart([literal, *new], 2 * gap):
+                new = []
         elif tok.lastgroup == "chr":
             body = literal[1:-1]
             ok = len(body) == 1 and body.isalnum()
@@ -106,6 +113,15 @@ def change_literal(language: str, chunk: str, lo: int, hi: int,
             return [(chunk[: tok.start()] + n + chunk[tok.end() :], f"expected {literal} -> {n}")
                     for n in new]  # fmt: skip
     return []
+
+
+def _apart(literals: list[str], gap: float) -> bool:
+    """Are the numbers of `literals` pairwise more than `gap` apart?"""
+    try:
+        values = sorted(float(re.sub(r"[A-Za-z]+$", "", t)) for t in literals)
+    except ValueError:
+        return False
+    return all(b - a > gap for a, b in zip(values, values[1:], strict=False))
 
 
 _QUALIFIED = re.compile(r"(?<![\w.:])(?P<name>(?:[A-Za-z_]\w*(?:::|\.))+[A-Za-z_]\w*)(?![\w:])")

@@ -160,7 +160,8 @@ def disguise_text(
         variants.NUMBERS.set(numbers)
         variants.STRINGS.set(strings)
         variants.NAMES.set(enumerators)
-    able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end])]
+    defs = definitions(language, text, spans)
+    able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end], defs)]
     context = context if elsewhere is not None else ""
     mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
     passing, failing = pick_copies(able, mutable)
@@ -194,6 +195,28 @@ def disguise_text(
     return out, entries
 
 
+_DEFINITION = re.compile(
+    r"(?<![\w.])(\w+)\s*\([^(){};]*\)\s*[^;{}()=]*\{|(?<![\w.])(\w+)\s*=\s*(?:async\s*)?"
+    r"(?:function\s*)?\([^(){};]*\)\s*(?:=>\s*)?\{"
+)  # fmt: skip
+_KEYWORDS = {"if", "for", "while", "switch", "catch", "match", "return", "function", "sizeof"}
+
+
+def definitions(language: str, text: str, spans: list[Span]) -> dict[str, str]:
+    """name -> source of the file's functions outside its tests (the helpers a test
+    calls count as the test for copies.copyable); overloads joined."""
+    code = scan.masked(language, text)
+    found: dict[str, str] = {}
+    for m in _DEFINITION.finditer(code):
+        name = m.group(1) or m.group(2)
+        if name in _KEYWORDS or any(sp.start <= m.start() < sp.end for sp in spans):
+            continue
+        end = closing(language, text, m.end() - 1)
+        if end > 0:
+            found[name] = found.get(name, "") + text[m.start() : end]
+    return found
+
+
 def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
              context: str) -> list[Mutant]:  # fmt: skip
     """`count` must-fail copies, or none: one draw, never retried (a draw of values is
@@ -204,9 +227,12 @@ def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
 # -- must-fail copies ----------------------------------------------------------------------
 _EXPECTED_ARG = {
     "javascript": re.compile(r"\.(?:toEqual|toBe|toStrictEqual)\s*\("),
-    "java": re.compile(r"\.(?:isEqualTo|containsExactly|hasMessage)\s*\(|\bassertEquals\s*\("),
+    "java": re.compile(
+        r"\.(?:isEqualTo|containsExactly|containsExactlyInAnyOrder|containsOnly"
+        r"|hasMessage|isCloseTo)\s*\(|\bassertEquals\s*\("
+    ),
     "rust": re.compile(r"\bassert_eq!\s*\("),
-    "cpp": re.compile(r"\b(?:REQUIRE|CHECK)\s*\("),
+    "cpp": re.compile(r"\b(?:REQUIRE|CHECK)\s*\(|\bWithinAbs\s*\("),
     "go": re.compile(r"(?!)"),
 }
 
@@ -220,12 +246,120 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
     if language == "go":
         return mutate_go(text, chunk, names, k, context)
     regions = _expected_regions(language, chunk)
-    for lo, hi in sorted(regions, key=lambda _r: secrets.randbelow(1 << 30)):
-        changed = change_literal(language, chunk, lo, hi, k)
-        if changed:
-            return [Mutant(body, how) for body, how in changed]
+    title = (span.name_at[0] - span.start, span.name_at[1] - span.start)
+    token = variants.INPUTS.set(_inputs(language, chunk, [*regions, title]))
+    try:
+        return _changed(language, text, chunk, regions, k)
+    finally:
+        variants.INPUTS.reset(token)
+
+
+def _inputs(language: str, chunk: str, regions: list[tuple[int, int]]) -> tuple:
+    """The test's string and number literals outside its expected values and title."""
+    out = []
+    for t in scan.tokens(language, chunk):
+        if any(lo <= t.start() < hi for lo, hi in regions):
+            continue
+        parts = scan.string_parts(t.group(0)) if t.lastgroup == "str" else None
+        if parts:
+            out.append(parts)
+        elif t.lastgroup == "num":
+            out.append(("num", t.group(0)))
+    return tuple(out)
+
+
+def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]],
+             k: int) -> list[Mutant]:  # fmt: skip
+    changed = _literal_changed(language, text, chunk, regions, k)
+    if changed:
+        return changed
+    swapped = _swapped_names(language, chunk, regions, k)
+    if swapped:
+        return swapped
+    lenient = variants.LENIENT.set(True)
+    try:
+        changed = _literal_changed(language, text, chunk, regions, k)
+    finally:
+        variants.LENIENT.reset(lenient)
+    if changed:
+        return changed
     toggled = _toggle(language, text, chunk)
     return [Mutant(toggled, "negated a boolean check")] if toggled else []
+
+
+def _literal_changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]],
+                     k: int) -> list[Mutant]:  # fmt: skip
+    for lo, hi in _shuffled_regions(regions):
+        gap = _tolerance(language, text, chunk, lo)
+        if gap is None:
+            continue
+        changed = change_literal(language, chunk, lo, hi, k, gap)
+        if changed:
+            return [Mutant(body, how) for body, how in changed]
+    return []
+
+
+_STRING_BOUND = re.compile(r"(?<![.\w])([A-Za-z_]\w*)\s*=\s*(?=[\"'])")
+
+
+def _swapped_names(language: str, chunk: str, regions: list[tuple[int, int]],
+                   k: int) -> list[Mutant]:  # fmt: skip
+    """Where the expected side names inputs (Java poker: `.containsExactly(highestJ)`, each
+    hand a local string passed to the solution): up to k copies with one of those names
+    swapped for another input of the test bound to a different string, so every member of
+    {real, copies} is one of the call's inputs (round four G3)."""
+    code = scan.masked(language, chunk)
+    bound = {}
+    for m in _STRING_BOUND.finditer(code):
+        literal = next(scan.tokens(language, chunk, m.end()), None)
+        if literal and literal.lastgroup == "str" and literal.start() == m.end():
+            bound.setdefault(m.group(1), (literal.group(0), m.end()))
+    inputs = {n for n, (_, at) in bound.items() if scan.used_as_input(language, chunk, n, at)}
+    for lo, hi in _shuffled_regions(regions):
+        names = list(re.finditer(r"[A-Za-z_]\w*", code[lo:hi]))
+        if (
+            not names
+            or re.sub(r"[\w\s,]", "", code[lo:hi])
+            or any(n.group(0) not in inputs for n in names)
+        ):
+            continue
+        taken = {bound[n.group(0)][0] for n in names}
+        site = secrets.choice(names)
+        others = sorted(n for n in inputs if bound[n][0] not in taken)
+        picks = sorted(others, key=lambda _n: secrets.randbelow(1 << 30))[:k]
+        at, end = lo + site.start(), lo + site.end()
+        return [Mutant(chunk[:at] + p + chunk[end:], f"expected {site.group(0)} -> {p}")
+                for p in picks]  # fmt: skip
+    return []
+
+
+def _shuffled_regions(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    return sorted(regions, key=lambda _r: secrets.randbelow(1 << 30))
+
+
+_CLOSE = re.compile(r"(?:\.isCloseTo|\bWithinAbs)\s*\(\s*$")
+
+
+def _tolerance(language: str, text: str, chunk: str, lo: int) -> float | None:
+    """For the value of a comparison within a tolerance (`isCloseTo(8.00, offset(TOL))`,
+    `WithinAbs(31.69, accuracy)`): the tolerance, a literal or a name the file binds to
+    one (None when it is neither: no copy, a changed value within it would pass);
+    0.0 for any other expected value."""
+    if not _CLOSE.search(scan.masked(language, chunk[:lo])):
+        return 0.0
+    code = scan.masked(language, chunk)
+    end = closing(language, chunk, lo - 1)
+    comma = scan.top_level_comma(code, lo, end - 1)
+    arg = chunk[comma + 1 : end - 1].strip()
+    inner = re.fullmatch(r"(?:[\w.]*offset|[\w.]*within)\s*\((.*)\)", arg, re.DOTALL)
+    arg = inner.group(1).strip() if inner else arg
+    if re.fullmatch(r"[A-Za-z_]\w*", arg):
+        bound = re.search(rf"\b{arg}\s*=\s*([0-9][0-9.eE+-]*)\s*;", text)
+        arg = bound.group(1) if bound else ""
+    try:
+        return float(arg)
+    except ValueError:
+        return None
 
 
 def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
@@ -325,6 +459,8 @@ def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[in
     a changed input would not make a failing copy); nothing when that is unclear."""
     lo, hi = m.end(), end - 1
     masked = scan.masked(language, chunk)
+    if "isCloseTo" in m.group(0) or "WithinAbs" in m.group(0):
+        return lo, scan.top_level_comma(masked, lo, hi)
     if language == "rust" or m.group(0).startswith("assertEquals"):
         comma = scan.top_level_comma(masked, lo, hi)
         left, right = (lo, comma), (comma + 1, hi)

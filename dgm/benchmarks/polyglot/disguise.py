@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from dgm.benchmarks.polyglot import variants
-from dgm.benchmarks.polyglot.copies import MUST_FAIL, WORDS, Entry, NameGen, file_words
+from dgm.benchmarks.polyglot.copies import (
+    MUST_FAIL,
+    TOKENS,
+    WORDS,
+    Entry,
+    NameGen,
+    file_tokens,
+    file_words,
+)
 from dgm.benchmarks.polyglot.copies_python import disguise_python
 from dgm.benchmarks.polyglot.copies_text import disguise_text
 
@@ -25,6 +33,7 @@ def disguise(
     files (Go: a test's table may be in another file; `elsewhere` then gets the changed
     copies of such tables, which layout.go_tables puts beside them)."""
     token = WORDS.set(file_words(text + "\n" + context))
+    grammar = TOKENS.set(file_tokens(text + "\n" + context))
     numbers = variants.NUMBERS.set(variants.file_numbers(text + "\n" + context))
     every = variants.FILE_NUMBERS.set(variants.file_numbers(text + "\n" + context))
     strings = variants.STRINGS.set(())
@@ -43,6 +52,7 @@ def disguise(
         return out, entries
     finally:
         WORDS.reset(token)
+        TOKENS.reset(grammar)
         variants.NUMBERS.reset(numbers)
         variants.FILE_NUMBERS.reset(every)
         variants.STRINGS.reset(strings)

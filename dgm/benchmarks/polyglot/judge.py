@@ -105,6 +105,9 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
         plan.bodies += [ln.strip() for ln in set(new_text.splitlines()) - set(text.splitlines())
                         if len(ln.strip()) > 3]  # fmt: skip
         path.write_text(new_text)
+    if task.language == "javascript":
+        guard = Path(__file__).with_name("jest_guard.js")
+        shutil.copyfile(guard, dest / polyglot_reports.JEST_GUARD)
     _unguessable_test_paths(task.language, dest, names)
     for table, decls in elsewhere.items():  # Go tables declared in another test file
         fresh = "test" + names.token().capitalize()

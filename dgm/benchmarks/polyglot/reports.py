@@ -56,9 +56,18 @@ COMMANDS = {
     ' --out "$DGM_REPORT/report.xml"',
     "java": "sh /stage/java-build.sh && DGM_BIN=$DGM_OUT sh /stage/java-run.sh",
     "javascript": "cp /usr/local/share/dgm/babel.config.js babel.config.js && jest --ci"
-    ' --runInBand --no-watchman --rootDir . --json --outputFile="$DGM_REPORT/report.json"',
+    " --runInBand --no-watchman --rootDir . --setupFilesAfterEnv '<rootDir>/dgm-judge-setup.js'"
+    " --testTimeout 60000"
+    ' --json --outputFile="$DGM_REPORT/report.json"',
 }
 """One command per language (the judge splits the compiled ones: BUILD and RUN)."""
+JEST_GUARD = "dgm-judge-setup.js"
+"""The judge's own jest setup in every JavaScript judge tree (jest_guard.js: a received
+value carrying `asymmetricMatch` is refused); its name is the judge's, so the agent's
+file of that name never comes over (judge_prep.allowed)."""
+JEST_REFUSED = "dgm judge: the received value carries asymmetricMatch"
+"""The guard's failure message for a value no answer is (evidence of tampering); its
+other refusal (a Proxy) only fails the test."""
 
 BUILD = {
     "go": 'CGO_ENABLED=0 go test -c -o "$DGM_OUT/tests.test" .',  # after go build (judge_prep)
@@ -141,6 +150,19 @@ def parse_jest(data: bytes) -> dict[str, str] | None:
         return None
 
 
+def jest_refused(data: bytes) -> list[str]:
+    """The titles of the tests the judge's jest guard failed with JEST_REFUSED."""
+    try:
+        report = json.loads(data) if len(data) <= MAX_REPORT_BYTES else {}
+        cases = [case for suite in report.get("testResults", [])
+                 for case in suite["assertionResults"]]  # fmt: skip
+        said = [(case["title"], " ".join(map(str, case.get("failureMessages") or [])))
+                for case in cases]  # fmt: skip
+        return [str(title) for title, text in said if JEST_REFUSED in text]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
 # -- the test log --------------------------------------------------------------------------
 _PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.MULTILINE)
 _PYTEST_STATUS = {"XFAIL": SKIPPED, "XPASS": FAILED}
@@ -186,7 +208,8 @@ def per_test(language: str, reports: dict[str, bytes]) -> tuple[dict | None, dic
     if data is None:
         return None, {}
     if language == "javascript":
-        return parse_jest(data), {}
+        refused = jest_refused(data)
+        return parse_jest(data), {"refused": refused} if refused else {}
     tests = parse_junit(data, language)
     if language != "python" or tests is None:
         return tests, {}

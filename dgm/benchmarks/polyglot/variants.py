@@ -3,15 +3,20 @@ its copies by the way they were made.
 
 For one test the judge makes k must-fail copies that all change the same literal, and
 draws the k+1 values {real, copies} as one set in which the real value's place is
-uniform: numbers are other numbers of the same notation the file itself uses, drawn by how often
-it uses them (so a prior on plausible numbers favours neither), or where the file has
-too few, an evenly spaced run (step d, 1 <= d <= 9 units of the literal's last digit)
-with the real one at a uniformly drawn rank; a string has the same word (or
-the same character) swapped for k others of the same kind; a collection has one element
-changed that way. A draw is thrown away only by a rule that looks at the whole set (it
-crosses zero or a type's width, a hex literal would change width), never at which member
-is real: given the set, every member is equally likely to be the real one to an attacker
-who knows this code. What remains is prior knowledge of plausible answers (README).
+uniform: where the real value is one of the test's own inputs (a selection), other
+inputs of the same shape (among_inputs); numbers are other numbers of the same notation
+the file itself uses, drawn by how often it uses them (so a prior on plausible numbers
+favours neither; where the source is readable, so that counts tell nothing either,
+_readable_numbers), or where the file has too few, an evenly spaced run (step d,
+1 <= d <= 9 units of the literal's last digit) with the real one at a uniformly drawn
+rank, (d, rank) drawn again while the run would cross zero or a type's width; a string
+has the same word (or the same character, kept to the file's token grammar) swapped for
+k others of the same kind; a collection has one element changed that way. A draw is
+thrown away only by a rule that looks at the whole set (a repeated value, a hex literal
+that would change width), never at which member is real: given the set, every member is
+equally likely to be the real one to an attacker who knows this code, but for a run
+near zero (fewer (d, rank) fit a smaller real value: at most 1.25 times chance for k=4,
+real 0). What remains is prior knowledge of plausible answers (README).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import secrets
 from decimal import Decimal
 from typing import Any
 
-from dgm.benchmarks.polyglot.copies import WORDS
+from dgm.benchmarks.polyglot.copies import TOKENS, WORDS
 
 NONE: list[Any] = []
 _BOUNDARIES = (0, 128, 256, 1 << 15, 1 << 16, 1 << 31, 1 << 32, 1 << 63)
@@ -76,9 +81,55 @@ def _value(token: str) -> float:
 READABLE: contextvars.ContextVar[bool] = contextvars.ContextVar("readable", default=False)
 """Set while disguising a file whose source solution code can read while the tests run
 (Python, JavaScript; Java's class files keep their constants): there a copied string or
-enumerator must not be told by how often it occurs in the disguised file (redteam F1).
-Numbers are still drawn from the file as before: their run fallback, used where a real
-number occurs once, is biased near zero (README limits)."""
+enumerator must not be told by how often it occurs in the disguised file (redteam F1),
+nor a number (round four G2, _readable_numbers)."""
+
+
+INPUTS: contextvars.ContextVar[tuple[tuple[str, Any], ...]] = contextvars.ContextVar(
+    "inputs", default=()
+)
+"""The literal atoms of the test being copied outside its expected values (its inputs),
+as (kind, value): kind "num" for a number literal (Python: its repr), the quote for a
+string (Python: "")."""
+
+
+def among_inputs(kind: str, real: Any, k: int) -> list[Any] | None:
+    """Where the real value is one of the test's own inputs (a selection: poker's
+    best hand is one of the hands it was given), k others of those inputs of the same
+    shape, drawn uniformly: every member of {real, copies} is then an input of the
+    call, each expected once (red team round four G3: a fresh value was the one never
+    among the inputs). None where the real value is no input, or no other fits."""
+    values = [v for q, v in INPUTS.get() if q == kind]
+    if real not in values:
+        return None
+    choices = sorted({v for v in values if v != real and _shape(v) == _shape(real)}, key=repr)
+    if kind == "num":
+        choices = [v for v in choices if _notation(v) == _notation(real) is not None
+                   and _side(_value(v)) == _side(_value(real))]  # fmt: skip
+    if not choices:
+        return None
+    return _shuffled(choices)[: min(k, len(choices))]
+
+
+def _shape(value: Any) -> tuple:
+    """What a value of a selection shares with its alternatives (for a string: its
+    count of words and which kinds of character it has)."""
+    if not isinstance(value, str):
+        return (type(value).__name__,)
+    return (len(value.split()), any(c.isdigit() for c in value), any(c.isalpha() for c in value))
+
+
+LENIENT: contextvars.ContextVar[bool] = contextvars.ContextVar("lenient", default=False)
+"""Set for a test's second pass, when no literal of it got copies under the readable rules
+(_readable_numbers, fresh_numbers): numbers are then drawn as where the source is not
+readable (zipper's only expected number recurs, and every run near it is in the file).
+A copy whose values leak by count still catches "pass what touched my code"; canaries,
+the alternative, call nothing. Strings and enumerators get no second draw: a retried draw
+would favour the sets the first one threw away, which depend on the real value."""
+
+
+def _strict() -> bool:
+    return READABLE.get() and not LENIENT.get()
 
 
 def _others(pool: list[Any], real: Any) -> list[Any]:
@@ -125,13 +176,16 @@ def affordable(pool: list[Any], k: int) -> int:
 
 
 def _from_file(token: str, k: int) -> list[str] | None:
-    """k other literals of the same notation drawn from the file's own expected numbers
-    (else all its numbers), each by how often the file uses it, the real one included:
-    so P(set | real) is the same for every member, and a prior on plausible numbers
-    favours none. [] when a draw repeats a value or the set straddles a boundary (see
-    int_run): never drawn again, which would favour the real value; None when the file
-    has too few different numbers of the notation."""
+    """k other literals of the same notation drawn from the file's own numbers (where
+    the source is readable: _readable_numbers), else drawn from its expected numbers
+    (all its numbers if too few) by how often the file uses each, the real one
+    included: so P(set | real) is the same for every member, and a prior on plausible
+    numbers favours none. [] when a draw repeats a value or the set straddles a boundary
+    (see int_run): never drawn again, which would favour the real value; None when the
+    file has too few different numbers of the notation."""
     kind = _notation(token)
+    if kind is not None and _strict():
+        return _readable_numbers(token, kind, k)
     for numbers in (NUMBERS.get(), FILE_NUMBERS.get()):
         pool = [t for t in numbers if _notation(t) == kind]
         if kind is not None and len(set(pool) - {token}) >= affordable(pool, k) + 1:
@@ -146,23 +200,73 @@ def _from_file(token: str, k: int) -> list[str] | None:
     return picks
 
 
-def int_run(value: int, k: int) -> list[int]:
-    """k other ints: value at a uniform rank in an evenly spaced run of k+1 ([] when the
-    drawn run straddles a boundary)."""
-    step, rank = 1 + secrets.randbelow(9), secrets.randbelow(k + 1)
-    run = [value + (j - rank) * step for j in range(k + 1)]
-    if any(lo < b <= hi for lo, hi in [(run[0], run[-1])] for b in _boundaries()):
+def _side(value: float) -> int:
+    """Which stretch between boundaries `value` is in."""
+    return sum(value >= b for b in _boundaries() if b)
+
+
+def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
+    """Numbers where the source is readable, so that how often each member of {real,
+    copies} occurs in the disguised file tells nothing (red team round four G2: a number
+    the file expected once was the real one). By the real value's uses:
+    - it recurs among the expected numbers: copies drawn (_counted) among the other
+      uses of expected numbers, which then recur too;
+    - it is expected once but occurs elsewhere (an input): copies drawn, by use, among
+      the numbers the file uses but never expects, each then expected once too;
+    - it occurs once in the whole file: None (the caller makes a run of numbers the
+      file does not hold, fresh_numbers).
+    Only values on the real one's side of every boundary are drawn (a set that would
+    straddle one is never made, so never thrown away). [] when there are too few."""
+    side = _side(_value(token))
+    expected = [t for t in NUMBERS.get() if _notation(t) == kind and _side(_value(t)) == side]
+    every = [t for t in FILE_NUMBERS.get() if _notation(t) == kind]
+    if expected.count(token) >= 2:
+        return _counted(expected, token, k) or NONE
+    if every.count(token) < 2:
+        return None
+    inputs = [t for t in every if t not in expected and _side(_value(t)) == side]
+    k = affordable(inputs, k)
+    if len(set(inputs)) < k:
         return NONE
-    return [v for v in run if v != value]
+    picks = [inputs[secrets.randbelow(len(inputs))] for _ in range(k)]
+    return picks if len({token, *picks}) == k + 1 else NONE
+
+
+def fresh_numbers(values: list[str]) -> list[str]:
+    """A run's literals, or [] when one of them is in the file too (where the source is
+    readable: it would be the member seen twice, the real one seen once)."""
+    if _strict() and any(v in FILE_NUMBERS.get() for v in values):
+        return NONE
+    return values
+
+
+RUN_TRIES = 200
+
+
+def int_run(value: int, k: int) -> list[int]:
+    """k other ints: value at a uniform rank in an evenly spaced run of k+1 (step 1-9),
+    (step, rank) drawn again while the run straddles a boundary ([] if none fits). A
+    draw thrown away instead would leave a value near zero with no copy more often,
+    and the redrawn file (disguise.DRAWS) or the test picked as mutable would then
+    tell the real member: it was the one nearer zero (red team round four G2)."""
+    for _ in range(RUN_TRIES):
+        step, rank = 1 + secrets.randbelow(9), secrets.randbelow(k + 1)
+        run = [value + (j - rank) * step for j in range(k + 1)]
+        if not any(run[0] < b <= run[-1] for b in _boundaries()):
+            return [v for v in run if v != value]
+    return NONE
 
 
 def number_literal(token: str, k: int) -> list[str]:
     """k other number literals in the token's own notation (hex stays hex, same width and
     case; decimals keep their count of digits; suffix kept), or [] when it has none."""
+    selected = among_inputs("num", token, k)
+    if selected:
+        return selected
     drawn = _from_file(token, k)
     if drawn is not None:
         return drawn
-    return _number_run(token, k)
+    return fresh_numbers(_number_run(token, k))
 
 
 def _number_run(token: str, k: int) -> list[str]:
@@ -235,6 +339,8 @@ def enumerator(name: str, k: int) -> list[str]:
     """k other members of `name`'s family that the file expects, drawn as numbers are
     (by how often the file expects each, the real one's own uses included), written as
     the file writes them; [] when the family has too few."""
+    if LENIENT.get():
+        return NONE
     prefix = re.sub(r"(?:::|\.)\w+$", "", name)
     pool = [n for n in NAMES.get() if re.sub(r"(?:::|\.)\w+$", "", n) == prefix]
     if name not in pool:
@@ -247,6 +353,11 @@ def string_body(body: str, k: int, quote: str = "") -> list[str]:
     quote), drawn as numbers are; where it expects too few, one word swapped for k other
     words of the file of the same kind (case, length), else one letter or digit for k
     others of its class."""
+    if LENIENT.get():
+        return NONE
+    selected = among_inputs(quote, body, k)
+    if selected:
+        return selected
     pool = [b for q, b in STRINGS.get() if q == quote]
     picked = drawn(pool, body, k)
     if picked is not None:
@@ -270,27 +381,55 @@ def _word_swapped(body: str, k: int) -> list[str]:
 
 def _char_changed(body: str, k: int) -> list[str]:
     """k strings made from `body` with one letter or digit changed for others of its
-    class (where the file holds a word-swapped one, e.g. its only two words)."""
+    class (where the file holds a word-swapped one, e.g. its only two words). Where the
+    file's strings hold other tokens of the same length with a character of that class
+    at that place (cards: `6S`, `7H`), the new characters are theirs, so a changed
+    token is one of the file's grammar (round four G3: `6S` -> `6M` was no card)."""
     plain = [m.start() for m in re.finditer(r"[A-Za-z0-9]", body)
              if m.start() == 0 or body[m.start() - 1] != "\\"]  # fmt: skip
     if not plain:
         return NONE
-    i = secrets.choice(plain)
+    grammar = {i: _token_chars(body, i) for i in plain}
+    kept = [i for i in plain if grammar[i]]
+    i = secrets.choice(kept or plain)
     char = body[i]
     pool = _LETTERS.upper() if char.isupper() else "0123456789" if char.isdigit() else _LETTERS
-    picks = _shuffled([c for c in pool if c != char])[:k]
+    pool = grammar[i] or [c for c in pool if c != char]
+    picks = _shuffled(pool)[:k]
     return [body[:i] + c + body[i + 1 :] for c in picks]
+
+
+def _class(char: str) -> str:
+    return "U" if char.isupper() else "d" if char.isdigit() else "l"
+
+
+def _token_chars(body: str, i: int) -> list[str]:
+    """The other characters of the class of body[i] that the file's tokens of the same
+    length hold at that place."""
+    lo, hi = i, i + 1
+    while lo > 0 and body[lo - 1].isalnum():
+        lo -= 1
+    while hi < len(body) and body[hi].isalnum():
+        hi += 1
+    at, size, char = i - lo, hi - lo, body[i]
+    found = {t[at] for t in TOKENS.get() if len(t) == size and _class(t[at]) == _class(char)}
+    return sorted(found - {char})
 
 
 def python_value(value: Any, k: int) -> list[Any]:
     """k other Python values of the same shape (fewer for a bool: one), or []."""
     if isinstance(value, bool):
-        return [not value]
+        return NONE if LENIENT.get() else [not value]
+    if isinstance(value, (int, float)) and value >= 0:
+        selected = among_inputs("num", repr(value), k)
+        if selected:
+            return [type(value)(t) for t in selected]
     if isinstance(value, int):
         drawn = _from_file(str(value), k) if value >= 0 else None
         if drawn is not None:
             return [int(t) for t in drawn]
-        return int_run(value, k)
+        run = int_run(value, k)
+        return run if fresh_numbers([str(abs(v)) for v in run]) else NONE
     if isinstance(value, float):
         text = repr(value)
         if not re.fullmatch(r"-?\d+\.\d+", text):
@@ -301,7 +440,8 @@ def python_value(value: Any, k: int) -> list[Any]:
         places = len(text.split(".")[1])
         scaled = int(text.replace(".", "").replace("-", "")) * (-1 if value < 0 else 1)
         run = int_run(scaled, k)
-        return [float(Decimal(v).scaleb(-places)) for v in run]
+        made = [float(Decimal(v).scaleb(-places)) for v in run]
+        return made if fresh_numbers([repr(abs(v)) for v in made]) else NONE
     if isinstance(value, str):
         return string_body(value, k)  # (Python's pool holds values: quote "")
     if isinstance(value, bytes):
