@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from dgm.benchmarks.swebench import guard, holdings, mutations
-from dgm.benchmarks.swebench.copies import Names, plain_literals, plan_copies
+from dgm.benchmarks.swebench.copies import plan_copies
+from dgm.benchmarks.swebench.copy_names import Names, plain_literals
 from dgm.benchmarks.swebench.copy_plan import CopyPlan
 from dgm.benchmarks.swebench.judge import parse_junit
 

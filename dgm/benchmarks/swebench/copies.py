@@ -21,14 +21,12 @@ for code that computes the answer.
 from __future__ import annotations
 
 import ast
-import io
 import random
 import re
-import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 
-from dgm.benchmarks.swebench import holdings, inline
+from dgm.benchmarks.swebench import copy_names, holdings, inline
 from dgm.benchmarks.swebench.copy_plan import CopyPlan
 from dgm.benchmarks.swebench.mutations import Site
 from dgm.benchmarks.swebench.sites import assertion_sites, line_starts, offset
@@ -38,8 +36,6 @@ _NO_COPY = re.compile(r"skip|xfail|expectedfailure|slow|flaky|XFAIL|SKIP", re.I)
 # ids in expected output, snapshot files): such a test is never renamed or copied.
 NAME_SENSITIVE = {"request", "pytester", "testdir", "snapshot", "data_regression",
                   "file_regression", "num_regression", "datadir", "shared_datadir"}  # fmt: skip
-_FILLER = ["value", "case", "basic", "result", "call", "default", "simple", "works", "empty",
-           "single", "multiple", "format", "error", "name", "type", "order"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -110,7 +106,7 @@ def plan_copies(
             site, family = rng.choice([o for o in options if not o[0][0].exception] or options)
             drawn += [holdings.text_of(f) for f in family]
             chosen.append((test, site, family))
-    names = Names(sources, rng)
+    names = copy_names.Names(sources, rng)
     edits: dict[str, list[Edit]] = {p: [] for p in sources}
     official: dict[str, str] = {}
     must_fail: dict[str, str] = {}
@@ -360,51 +356,3 @@ def _apply(text: str, edits: list[Edit]) -> str:
     for edit in sorted(edits, key=lambda e: (e.start, e.end, not e.inner), reverse=True):
         text = text[: edit.start] + edit.text + text[edit.end :]
     return text
-
-
-class Names:
-    """Fresh test names in each file's own style, from the words of its test names."""
-
-    def __init__(self, sources: dict[str, str], rng: random.Random) -> None:
-        self.rng = rng
-        self.sources = sources
-        self.taken: set[str] = set()
-        self.style: dict[str, tuple[str, list[str], list[int]]] = {}
-        for path, text in sources.items():
-            names = re.findall(r"def (test\w*)\s*\(", text)
-            prefix = (
-                "test__" if sum(n.startswith("test__") for n in names) * 2 > len(names) else "test_"
-            )
-            words = sorted({w for n in names for w in n[len(prefix) :].split("_") if w})
-            counts = [max(1, len([w for w in n[len(prefix) :].split("_") if w])) for n in names]
-            words += [w for w in _FILLER if len(words) < 6 and w not in words]
-            self.style[path] = (prefix, words, counts or [2])
-
-    def draw(self, path: str) -> str:
-        prefix, words, counts = self.style[path]
-        for attempt in range(500):
-            k = min(self.rng.choice(counts) + (attempt // 100), len(words))
-            name = prefix + "_".join(self.rng.sample(words, k))
-            if name not in self.taken and not any(
-                re.search(rf"\b{name}\b", t) for t in self.sources.values()
-            ):
-                self.taken.add(name)
-                return name
-        raise RuntimeError("no fresh test name")  # unreachable with the filler words
-
-
-def plain_literals(text: str) -> list[str]:
-    """The spellings of a file's one-line plain string and decimal int literals (what a
-    canary compares, so its values are the file's own)."""
-    out = []
-    try:
-        found = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError):
-        return out
-    for tok in found:
-        plain = tok.type == tokenize.STRING and re.fullmatch(
-            r"(['\"])[\w .,:/-]{1,40}\1", tok.string
-        )
-        if plain or tok.type == tokenize.NUMBER and re.fullmatch(r"[1-9]\d{0,8}|0", tok.string):
-            out.append(tok.string)
-    return out

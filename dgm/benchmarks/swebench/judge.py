@@ -26,6 +26,7 @@ from typing import Any
 
 from dgm.benchmarks.judging import readable_by_sandbox, xml_report_root
 from dgm.benchmarks.swebench import copies as swe_copies
+from dgm.benchmarks.swebench import copy_names as swe_names
 from dgm.benchmarks.swebench import copy_plan as swe_copy_plan
 from dgm.benchmarks.swebench import guard as swe_guard
 from dgm.benchmarks.swebench import steps
@@ -173,10 +174,10 @@ def _canaries(task: Task, files: list[str], base: dict[str, str | None]) -> swe_
     sources = swe_copy_plan.with_test_patch(base, str(task.meta.get("test_patch", ""))) or {}
     if not sources:
         return swe_guard.Canaries.draw(files)
-    names = swe_copies.Names(sources, random.Random(secrets.randbits(64)))
+    names = swe_names.Names(sources, random.Random(secrets.randbits(64)))
     first = next(iter(sources))
     pair = (names.draw(first), names.draw(first))
-    return swe_guard.Canaries.draw(files, pair, swe_copies.plain_literals(sources[first]))
+    return swe_guard.Canaries.draw(files, pair, swe_names.plain_literals(sources[first]))
 
 
 def _place(box: Any, stage: Path, task: Task, plan: swe_copy_plan.CopyPlan | None,
