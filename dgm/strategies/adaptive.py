@@ -58,6 +58,7 @@ class AdaptiveStrategy(HGMStrategy):
         expansion_cost: float = 0.0,
         race_order: str = "thompson",
         screen: int = 0,
+        probe: int = 0,
     ) -> None:
         super().__init__(rng, alpha=alpha, skip_barren=True, startup=False, take_other_action=True)
         self.parent_rule = parent_rule
@@ -71,6 +72,7 @@ class AdaptiveStrategy(HGMStrategy):
         self.expansion_cost = expansion_cost
         self.race_order = race_order
         self.screen = screen
+        self.probe = probe
 
     def wants_expansion(self, state: SearchState) -> bool:
         """hgm's rule, except in the endgame: with less than `endgame` x min_evals of the
@@ -125,6 +127,13 @@ class AdaptiveStrategy(HGMStrategy):
             racing, incumbent = self.challengers(state, idx)
             if racing.any():
                 draws = np.where(racing, self.race_priority(s, f, draws) + 1.0, draws)
+        if self.probe:
+            # Every newcomer gets `probe` results (running ones count) before any other
+            # evaluation, whatever the incumbent: a newborn's Beta(1, 1) mean is 0.5, so
+            # once the incumbent's mean passes 0.5 the race would never look at it, and a
+            # node with no success can never be a parent. Above the race's +1..+3.
+            started = s + f + state.pending_evals_column()[idx]
+            draws = np.where(started < self.probe, draws + 3.0, draws)
         node = state.node_id(int(idx[np.argmax(draws)]))
         return Evaluate(node, self.choose_task(state, node, incumbent))
 

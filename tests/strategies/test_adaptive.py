@@ -109,3 +109,31 @@ def test_closest_race_is_deterministic_per_seed_and_differs_from_adaptive():
             ("race-closest", "race-closest", "adaptive")]  # fmt: skip
     assert runs[0].curve == runs[1].curve
     assert runs[0].curve != runs[2].curve
+
+
+def test_probe_looks_at_every_newcomer_once_even_behind_a_strong_incumbent():
+    # Node 1 ships now at 12/14 (mean 0.81): a fresh node 4 (mean 0.5) is no challenger,
+    # so the race never looks at it first; with probe 1 it gets one result before anyone.
+    state = state_with({0: "1000000000", 1: "11111111110111", 2: "1101", 3: "0", 4: ""})
+    assert FinalRule(min_evals=10).choose(state) == 1
+    racing, _ = closest(stay=0.0).challengers(state, np.array([2, 3, 4]))
+    assert not racing[2]
+    plain = closest(stay=0.0, screen=1)
+    assert {plain.choose_evaluation(state).node for _ in range(200)} != {4}
+    probing = closest(stay=0.0, screen=1, probe=1)
+    picks = [probing.choose_evaluation(state) for _ in range(30)]
+    assert {a.node for a in picks} == {4}
+    assert all(a.task in state.results(1) for a in picks)  # paired with the incumbent
+    # A running evaluation counts: the probe is not sent twice at once.
+    state.evaluation_started(4, picks[0].task)
+    assert {probing.choose_evaluation(state).node for _ in range(200)} != {4}
+
+
+def test_the_default_policy_probes_and_races_closest_to_shipping_first():
+    from dgm.config import StrategyConfig
+    from dgm.strategies import make_strategy
+
+    strategy = make_strategy(StrategyConfig(name="adaptive"))
+    assert isinstance(strategy, AdaptiveStrategy)
+    settings = (strategy.probe, strategy.race_order, strategy.screen, strategy.stay)
+    assert settings == (1, "lower", 1, 0.0)
