@@ -193,6 +193,9 @@ class AdaptiveStrategyConfig(Section):
     probe: int = Field(default=1, ge=0)
     """Every newcomer gets this many results (running ones count) before any other
     evaluation, whether or not it beats what ships now (0: only challengers are raced)."""
+    retry: int = Field(default=2, ge=0)
+    """A node with no success yet is probed likewise until it has this many results: one
+    failure says little (0: off)."""
 
 
 class FinalChoiceConfig(Section):

@@ -94,7 +94,13 @@ ABLATION: dict[str, Variant] = {
         Variant("hgm-1worker", "hgm", workers=1, meaning="one worker, same evaluation budget"),
         # Our policy with one of its changes to hgm undone at a time.
         _adaptive("adaptive-fixed-window", "no race: newcomers first until min_evals", race=False),
-        _adaptive("adaptive-no-probe", "no newcomer probed unless it beats the incumbent", probe=0),
+        _adaptive(
+            "adaptive-no-probe",
+            "no newcomer probed unless it beats the incumbent",
+            probe=0,
+            retry=0,
+        ),
+        _adaptive("adaptive-no-retry", "one probe, even when it fails", retry=0),
         _adaptive(
             "adaptive-thompson-race",
             "challengers by a Thompson draw, not closest to shipping first",
@@ -110,6 +116,7 @@ ABLATION: dict[str, Variant] = {
             race=False,
             fast_track=False,
             probe=0,
+            retry=0,
         ),
         _adaptive("adaptive-no-endgame", "expansions until the budget ends", endgame=0.0),
         _adaptive("adaptive-alpha-0.6", "hgm's expansion rate", alpha=0.6),
@@ -120,13 +127,21 @@ ABLATION: dict[str, Variant] = {
         Variant(
             "adaptive-round2",
             "adaptive",
-            {"adaptive": {"race_order": "thompson", "stay": 1.0, "screen": 0, "probe": 0}},
+            {
+                "adaptive": {
+                    "race_order": "thompson",
+                    "stay": 1.0,
+                    "screen": 0,
+                    "probe": 0,
+                    "retry": 0,
+                }
+            },
             meaning="round two's default: challengers by Thompson, hysteresis 1, no probe",
         ),
         Variant(
             "race-closest",
             "adaptive",
-            {"adaptive": {"race_order": "lower", "stay": 0.0, "screen": 1, "probe": 0}},
+            {"adaptive": {"race_order": "lower", "stay": 0.0, "screen": 1, "probe": 0, "retry": 0}},
             meaning="adaptive; each challenger one result first, then the challenger with the "
             "best lower bound, no hysteresis, no probe",
         ),

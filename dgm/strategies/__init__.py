@@ -96,6 +96,7 @@ def _build(
             race_order=a.race_order,
             screen=a.screen,
             probe=a.probe,
+            retry=a.retry,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)

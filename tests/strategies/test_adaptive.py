@@ -136,4 +136,16 @@ def test_the_default_policy_probes_and_races_closest_to_shipping_first():
     strategy = make_strategy(StrategyConfig(name="adaptive"))
     assert isinstance(strategy, AdaptiveStrategy)
     settings = (strategy.probe, strategy.race_order, strategy.screen, strategy.stay)
-    assert settings == (1, "lower", 1, 0.0)
+    assert settings == (1, "lower", 1, 0.0) and strategy.retry == 2
+
+
+def test_retry_probes_a_node_again_after_a_failure_but_not_after_a_success():
+    # Behind a strong incumbent, node 3 failed its one probe and node 4 passed its own:
+    # with retry 2 node 3 gets a second look first; without, a Thompson draw among all.
+    state = state_with({0: "1000000000", 1: "11111111110111", 2: "1101", 3: "0", 4: "1"})
+    retrying = closest(stay=0.0, screen=1, probe=1, retry=2)
+    assert {retrying.choose_evaluation(state).node for _ in range(30)} == {3}
+    once = closest(stay=0.0, screen=1, probe=1)
+    assert {once.choose_evaluation(state).node for _ in range(100)} != {3}  # Thompson
+    state.record_evaluation(3, "t05", False)  # 0/2: done probing
+    assert 3 not in {retrying.choose_evaluation(state).node for _ in range(30)}
