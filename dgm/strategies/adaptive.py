@@ -144,7 +144,7 @@ class AdaptiveStrategy(HGMStrategy):
             # once the incumbent's mean passes 0.5 the race would never look at it, and a
             # node with no success can never be a parent. Above the race's +1..+3.
             started = s + f + state.pending_evals_column()[idx]
-            # One failure is weak evidence (a 0.55 agent fails a third of its tasks): a
+            # One failure is weak evidence (a 0.55 agent fails almost half its tasks): a
             # node with no success yet is probed until it has `retry` results.
             probed = (started < self.probe) | ((s == 0) & (started < self.retry))
             draws = np.where(probed, draws + 3.0, draws)
