@@ -181,15 +181,21 @@ class AdaptiveStrategyConfig(Section):
     endgame: float = Field(default=6.0, ge=0)
     """With less than endgame x min_evals of `limits.max_evals` left, stop expanding
     (0: never; no `max_evals`: never)."""
-    stay: float = Field(default=1.0, ge=0)
+    stay: float = Field(default=0.0, ge=0)
     """A challenger stays one while its posterior mean plus `stay` posterior sds beats
     the incumbent's mean (0: until its mean falls below)."""
-    race_order: Literal["thompson", "lower"] = "thompson"
+    race_order: Literal["thompson", "lower"] = "lower"
     """Which challenger is evaluated first: a Thompson draw among them, or ("lower") the
     one with the best lower credible bound, after those with fewer than `screen` results."""
-    screen: int = Field(default=0, ge=0)
+    screen: int = Field(default=1, ge=0)
     """With `race_order = "lower"`: results a challenger gets before it is ordered by its
     lower bound (newcomers are screened first)."""
+    probe: int = Field(default=1, ge=0)
+    """Every newcomer gets this many results (running ones count) before any other
+    evaluation, whether or not it beats what ships now (0: only challengers are raced)."""
+    retry: int = Field(default=2, ge=0)
+    """A node with no success yet is probed likewise until it has this many results: one
+    failure says little (0: off)."""
 
 
 class FinalChoiceConfig(Section):

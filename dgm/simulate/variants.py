@@ -94,22 +94,56 @@ ABLATION: dict[str, Variant] = {
         Variant("hgm-1worker", "hgm", workers=1, meaning="one worker, same evaluation budget"),
         # Our policy with one of its changes to hgm undone at a time.
         _adaptive("adaptive-fixed-window", "no race: newcomers first until min_evals", race=False),
-        _adaptive("adaptive-no-hysteresis", "a challenger drops once its mean is below", stay=0.0),
         _adaptive(
-            "adaptive-no-newcomer-first", "neither race nor window", race=False, fast_track=False
-        ),  # fmt: skip
+            "adaptive-no-probe",
+            "no newcomer probed unless it beats the incumbent",
+            probe=0,
+            retry=0,
+        ),
+        _adaptive("adaptive-no-retry", "one probe, even when it fails", retry=0),
+        _adaptive(
+            "adaptive-thompson-race",
+            "challengers by a Thompson draw, not closest to shipping first",
+            race_order="thompson",
+            screen=0,
+        ),
+        _adaptive(
+            "adaptive-hysteresis", "a challenger while mean + sd beats the incumbent", stay=1.0
+        ),
+        _adaptive(
+            "adaptive-no-newcomer-first",
+            "neither probe, race nor window",
+            race=False,
+            fast_track=False,
+            probe=0,
+            retry=0,
+        ),
         _adaptive("adaptive-no-endgame", "expansions until the budget ends", endgame=0.0),
         _adaptive("adaptive-alpha-0.6", "hgm's expansion rate", alpha=0.6),
         _adaptive("adaptive-random-tasks", "hgm's uniform task choice", task_order="random"),
         _adaptive("adaptive-full-clade", "hgm's clade-only parent posterior", clade_weight=1.0),
-        # Issue 27 round two: challengers evaluated closest-to-shipping first (not in
-        # the ablation table; `--headline race-closest,...` measures it).
+        # Issue 27's earlier policies, for paired comparisons (`--headline`): round two's
+        # default, and its race-closest variant (= adaptive-no-probe since round three).
+        Variant(
+            "adaptive-round2",
+            "adaptive",
+            {
+                "adaptive": {
+                    "race_order": "thompson",
+                    "stay": 1.0,
+                    "screen": 0,
+                    "probe": 0,
+                    "retry": 0,
+                }
+            },
+            meaning="round two's default: challengers by Thompson, hysteresis 1, no probe",
+        ),
         Variant(
             "race-closest",
             "adaptive",
-            {"adaptive": {"race_order": "lower", "stay": 0.0, "screen": 1}},
-            meaning="adaptive; each newcomer one result first, then the challenger with the "
-            "best lower bound, no hysteresis",
+            {"adaptive": {"race_order": "lower", "stay": 0.0, "screen": 1, "probe": 0, "retry": 0}},
+            meaning="adaptive; each challenger one result first, then the challenger with the "
+            "best lower bound, no hysteresis, no probe",
         ),
     )
 }

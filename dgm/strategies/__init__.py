@@ -95,6 +95,8 @@ def _build(
             expansion_cost=budget.expansion_cost,
             race_order=a.race_order,
             screen=a.screen,
+            probe=a.probe,
+            retry=a.retry,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)

@@ -11,17 +11,26 @@ ship. This policy keeps hgm's schedule and changes:
 - Parent: Thompson sampling on Beta(1 + s, 1 + f) over nodes with an own success, where
   s = own + clade_weight * (clade - own) (likewise f): 0.3 of the clade's evidence beyond
   the node's own, instead of hgm's all of it (`parent_rule = "mean"`: an ablation).
+- Probe (`probe` = 1, `retry` = 2): every newcomer gets one result before any other
+  evaluation, whatever the incumbent (running evaluations count), and a node with no
+  success yet a second one: a newborn's Beta(1, 1) mean of 0.5 would never race an
+  incumbent above 0.5, a node with no success can never be a parent, and one failure
+  says little (a 0.55 agent fails almost half its tasks).
 - Racing (`race`): a node whose posterior mean beats the one that would ship now (the
   incumbent) is a challenger while its upper credible bound is above the incumbent's
-  lower bound and it does not ship yet; challengers are evaluated first (Thompson among
-  them), on the tasks the incumbent has results on first (a paired comparison), until
-  the bounds separate: it ships, or its upper bound falls below the incumbent's lower
-  bound. No fixed window: a lucky 3/3 drops out after a few failures, a real gain races
-  until it ships. (`fast_track`, the earlier fixed window up to `min_evals`, when off.)
-- Hysteresis (`stay` = 1): a node stays a challenger while its posterior mean plus one
-  posterior sd beats the incumbent's mean, so a good newcomer's first failures do not
-  drop it. Measured and dropped (README): racing only the top challenger, evaluating the
-  incumbent too (LUCB), a prior for a child from its parent: none beat this on mismatch.
+  lower bound and it does not ship yet; challengers are evaluated next, on the tasks the
+  incumbent has results on first (a paired comparison), until the bounds separate: it
+  ships, or its upper bound falls below the incumbent's lower bound. Among them
+  (`race_order = "lower"`, `screen` = 1) each first gets a result, then the one closest
+  to shipping (best lower bound) goes first, so a good newcomer ships or drops out
+  before the next is looked at. (`race_order = "thompson"`: a draw among them;
+  `fast_track`: the earlier fixed window up to `min_evals`, when `race` is off.)
+- Hysteresis (`stay`, 0 by default; 1 in issue 27's round two): a node stays a
+  challenger while its posterior mean plus `stay` posterior sds beats the incumbent's
+  mean. Measured and dropped (dgm/simulate/README.md): racing only the top challenger,
+  evaluating the incumbent too (LUCB), a prior for a child from its parent (in the race
+  or in the Thompson draw), no expansions while a challenger races, the probe on a task
+  the parent failed: none beat this on mismatch.
 - The task: the node's open task whose pooled solve rate over all nodes is nearest 0.5
   (`task_order = "informative"`). No stage gate.
 - Endgame (`endgame` = k, when the run has an evaluation budget): with less than
@@ -58,6 +67,8 @@ class AdaptiveStrategy(HGMStrategy):
         expansion_cost: float = 0.0,
         race_order: str = "thompson",
         screen: int = 0,
+        probe: int = 0,
+        retry: int = 0,
     ) -> None:
         super().__init__(rng, alpha=alpha, skip_barren=True, startup=False, take_other_action=True)
         self.parent_rule = parent_rule
@@ -71,6 +82,8 @@ class AdaptiveStrategy(HGMStrategy):
         self.expansion_cost = expansion_cost
         self.race_order = race_order
         self.screen = screen
+        self.probe = probe
+        self.retry = retry
 
     def wants_expansion(self, state: SearchState) -> bool:
         """hgm's rule, except in the endgame: with less than `endgame` x min_evals of the
@@ -125,6 +138,16 @@ class AdaptiveStrategy(HGMStrategy):
             racing, incumbent = self.challengers(state, idx)
             if racing.any():
                 draws = np.where(racing, self.race_priority(s, f, draws) + 1.0, draws)
+        if self.probe or self.retry:
+            # Every newcomer gets `probe` results (running ones count) before any other
+            # evaluation, whatever the incumbent: a newborn's Beta(1, 1) mean is 0.5, so
+            # once the incumbent's mean passes 0.5 the race would never look at it, and a
+            # node with no success can never be a parent. Above the race's +1..+3.
+            started = s + f + state.pending_evals_column()[idx]
+            # One failure is weak evidence (a 0.55 agent fails almost half its tasks): a
+            # node with no success yet is probed until it has `retry` results.
+            probed = (started < self.probe) | ((s == 0) & (started < self.retry))
+            draws = np.where(probed, draws + 3.0, draws)
         node = state.node_id(int(idx[np.argmax(draws)]))
         return Evaluate(node, self.choose_task(state, node, incumbent))
 

@@ -297,6 +297,10 @@ class SearchState:
         n = self.size
         return self._own_successes[:n] + self._own_failures[:n]
 
+    def pending_evals_column(self) -> np.ndarray:
+        """Each node's evaluations running now."""
+        return _frozen(self._pending_evals[: self.size])
+
     def awaiting_evaluation_column(self) -> np.ndarray:
         """Nodes with an open task neither recorded nor running."""
         return self._todo_count[: self.size] > 0

@@ -109,3 +109,43 @@ def test_closest_race_is_deterministic_per_seed_and_differs_from_adaptive():
             ("race-closest", "race-closest", "adaptive")]  # fmt: skip
     assert runs[0].curve == runs[1].curve
     assert runs[0].curve != runs[2].curve
+
+
+def test_probe_looks_at_every_newcomer_once_even_behind_a_strong_incumbent():
+    # Node 1 ships now at 12/14 (mean 0.81): a fresh node 4 (mean 0.5) is no challenger,
+    # so the race never looks at it first; with probe 1 it gets one result before anyone.
+    state = state_with({0: "1000000000", 1: "11111111110111", 2: "1101", 3: "0", 4: ""})
+    assert FinalRule(min_evals=10).choose(state) == 1
+    racing, _ = closest(stay=0.0).challengers(state, np.array([2, 3, 4]))
+    assert not racing[2]
+    plain = closest(stay=0.0, screen=1)
+    assert {plain.choose_evaluation(state).node for _ in range(200)} != {4}
+    probing = closest(stay=0.0, screen=1, probe=1)
+    picks = [probing.choose_evaluation(state) for _ in range(30)]
+    assert {a.node for a in picks} == {4}
+    assert all(a.task in state.results(1) for a in picks)  # paired with the incumbent
+    # A running evaluation counts: the probe is not sent twice at once.
+    state.evaluation_started(4, picks[0].task)
+    assert {probing.choose_evaluation(state).node for _ in range(200)} != {4}
+
+
+def test_the_default_policy_probes_and_races_closest_to_shipping_first():
+    from dgm.config import StrategyConfig
+    from dgm.strategies import make_strategy
+
+    strategy = make_strategy(StrategyConfig(name="adaptive"))
+    assert isinstance(strategy, AdaptiveStrategy)
+    settings = (strategy.probe, strategy.race_order, strategy.screen, strategy.stay)
+    assert settings == (1, "lower", 1, 0.0) and strategy.retry == 2
+
+
+def test_retry_probes_a_node_again_after_a_failure_but_not_after_a_success():
+    # Behind a strong incumbent, node 3 failed its one probe and node 4 passed its own:
+    # with retry 2 node 3 gets a second look first; without, a Thompson draw among all.
+    state = state_with({0: "1000000000", 1: "11111111110111", 2: "1101", 3: "0", 4: "1"})
+    retrying = closest(stay=0.0, screen=1, probe=1, retry=2)
+    assert {retrying.choose_evaluation(state).node for _ in range(30)} == {3}
+    once = closest(stay=0.0, screen=1, probe=1)
+    assert {once.choose_evaluation(state).node for _ in range(100)} != {3}  # Thompson
+    state.record_evaluation(3, "t05", False)  # 0/2: done probing
+    assert 3 not in {retrying.choose_evaluation(state).node for _ in range(30)}
