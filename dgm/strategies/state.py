@@ -289,13 +289,11 @@ class SearchState:
 
     def clade_record(self) -> tuple[np.ndarray, np.ndarray]:
         """(solved, failed) per node: its own results and all its descendants'."""
-        return _frozen(self._clade_successes[: self.size]), _frozen(
-            self._clade_failures[: self.size]
-        )
+        n = self.size
+        return _frozen(self._clade_successes[:n]), _frozen(self._clade_failures[:n])
 
     def evals_column(self) -> np.ndarray:
-        n = self.size
-        return self._own_successes[:n] + self._own_failures[:n]
+        return self._own_successes[: self.size] + self._own_failures[: self.size]
 
     def pending_evals_column(self) -> np.ndarray:
         """Each node's evaluations running now."""
@@ -341,8 +339,7 @@ class SearchState:
 
     def settled_column(self) -> np.ndarray:
         """Nodes whose open tasks are all recorded (nothing left, nothing running)."""
-        n = self.size
-        return (self._todo_count[:n] == 0) & (self._pending_evals[:n] == 0)
+        return (self._todo_count[: self.size] == 0) & (self._pending_evals[: self.size] == 0)
 
     # -- internals ----------------------------------------------------------------------
     def _rebuild_clades(self) -> None:
@@ -362,9 +359,8 @@ class SearchState:
         if node.stage != 1 or not plan.stage2:
             return False
         solved = [node.results[t] for t in plan.stage1 if t in node.results]
-        passed = len(solved) == len(plan.stage1) and sum(solved) >= plan.stage2_threshold * len(
-            solved
-        )
+        done = len(solved) == len(plan.stage1)
+        passed = done and sum(solved) >= plan.stage2_threshold * len(solved)
         if force or passed:
             node.stage = 2
             self._todo_count[i] += len(plan.stage2)
