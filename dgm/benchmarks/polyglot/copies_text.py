@@ -20,7 +20,7 @@ import secrets
 from dataclasses import dataclass
 
 from dgm.benchmarks.polyglot import copies_scan as scan
-from dgm.benchmarks.polyglot import layout, variants
+from dgm.benchmarks.polyglot import layout, value_draws, variants
 from dgm.benchmarks.polyglot.canaries import without_feature_gated
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
@@ -157,7 +157,7 @@ def disguise_text(
     HELPERS.set(tuple(helpers(language, text, tests).items()))
     if language != "go":  # (Go's expected values are table fields: the file's numbers)
         numbers, strings, enumerators = expected_literals(language, text)
-        variants.NUMBERS.set(numbers)
+        value_draws.NUMBERS.set(numbers)
         variants.STRINGS.set(strings)
         variants.NAMES.set(enumerators)
     defs = definitions(language, text, spans)
@@ -247,11 +247,11 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
         return mutate_go(text, chunk, names, k, context)
     regions = _expected_regions(language, chunk)
     title = (span.name_at[0] - span.start, span.name_at[1] - span.start)
-    token = variants.INPUTS.set(_inputs(language, chunk, [*regions, title]))
+    token = value_draws.INPUTS.set(_inputs(language, chunk, [*regions, title]))
     try:
         return _changed(language, text, chunk, regions, k)
     finally:
-        variants.INPUTS.reset(token)
+        value_draws.INPUTS.reset(token)
 
 
 def _inputs(language: str, chunk: str, regions: list[tuple[int, int]]) -> tuple:
@@ -276,11 +276,11 @@ def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]
     swapped = _swapped_names(language, chunk, regions, k)
     if swapped:
         return swapped
-    lenient = variants.LENIENT.set(True)
+    lenient = value_draws.LENIENT.set(True)
     try:
         changed = _literal_changed(language, text, chunk, regions, k)
     finally:
-        variants.LENIENT.reset(lenient)
+        value_draws.LENIENT.reset(lenient)
     if changed:
         return changed
     toggled = _toggle(language, text, chunk)
