@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.polyglot import reports, variants
+from dgm.benchmarks.polyglot import reports, value_draws, variants
 from dgm.benchmarks.polyglot.copies import MUST_FAIL, REAL, TOKENS, Entry, copyable
 from dgm.benchmarks.polyglot.copies_text import definitions, find_tests
 from dgm.benchmarks.polyglot.grading import grade
@@ -124,13 +124,13 @@ def test_a_refused_asymmetric_value_is_tampering_and_other_failures_are_not() ->
 
 # -- G2: numbers ------------------------------------------------------------------------------
 def _readable(numbers: list[str], every: list[str]) -> list[object]:
-    return [variants.READABLE.set(True), variants.NUMBERS.set(tuple(numbers)),
-            variants.FILE_NUMBERS.set(tuple(every))]  # fmt: skip
+    return [value_draws.READABLE.set(True), value_draws.NUMBERS.set(tuple(numbers)),
+            value_draws.FILE_NUMBERS.set(tuple(every))]  # fmt: skip
 
 
 def _reset(tokens: list) -> None:  # noqa: ANN001
-    for var, token in zip((variants.READABLE, variants.NUMBERS, variants.FILE_NUMBERS), tokens,
-                          strict=True):  # fmt: skip
+    drawn = (value_draws.READABLE, value_draws.NUMBERS, value_draws.FILE_NUMBERS)
+    for var, token in zip(drawn, tokens, strict=True):
         var.reset(token)
 
 
@@ -169,13 +169,13 @@ def test_runs_near_zero_are_redrawn_and_keep_the_real_rank_uniform_far_from_it()
 # -- G3: answers among the inputs ---------------------------------------------------------------
 def test_a_real_value_among_the_inputs_gets_copies_from_those_inputs() -> None:
     hands = ["4S 5S 7H 8D JC", "2S 4C 7S 9H 10H", "3S 4S 5D 6H JH", "JS"]
-    token = variants.INPUTS.set(tuple(("'", h) for h in hands))
+    token = value_draws.INPUTS.set(tuple(("'", h) for h in hands))
     try:
         for _ in range(50):
             made = variants.string_body("3S 4S 5D 6H JH", 3, "'")
             assert made and set(made) <= {"4S 5S 7H 8D JC", "2S 4C 7S 9H 10H"}, made
     finally:
-        variants.INPUTS.reset(token)
+        value_draws.INPUTS.reset(token)
 
 
 def test_a_changed_character_keeps_the_files_token_grammar() -> None:

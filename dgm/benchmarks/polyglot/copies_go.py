@@ -8,7 +8,7 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from dgm.benchmarks.polyglot import variants
+from dgm.benchmarks.polyglot import value_draws, variants
 from dgm.benchmarks.polyglot.copies import NameGen
 from dgm.benchmarks.polyglot.copies_scan import (
     BOUND,
@@ -139,8 +139,8 @@ def _change_field(source: str, fields: set[str], k: int) -> list[tuple[str, str]
     if not sites and not re.search(pattern, source, re.MULTILINE):
         sites = _positional_sites(source, fields)
     numbers, strings, idents = _site_values(source, sites)
-    wide = variants.WIDE.set(_wide(source, fields))
-    pools = [variants.NUMBERS.set(numbers) if len(set(numbers)) > 1 else None,
+    wide = value_draws.WIDE.set(_wide(source, fields))
+    pools = [value_draws.NUMBERS.set(numbers) if len(set(numbers)) > 1 else None,
              variants.STRINGS.set(strings) if len(set(strings)) > 1 else None]  # fmt: skip
     try:
         for lo, hi in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
@@ -150,8 +150,8 @@ def _change_field(source: str, fields: set[str], k: int) -> list[tuple[str, str]
             if changed:
                 return changed
     finally:
-        variants.WIDE.reset(wide)
-        for var, token in zip((variants.NUMBERS, variants.STRINGS), pools, strict=True):
+        value_draws.WIDE.reset(wide)
+        for var, token in zip((value_draws.NUMBERS, variants.STRINGS), pools, strict=True):
             if token is not None:
                 var.reset(token)
     return []

@@ -17,7 +17,7 @@ import re
 import secrets
 from typing import Any
 
-from dgm.benchmarks.polyglot import variants
+from dgm.benchmarks.polyglot import value_draws, variants
 from dgm.benchmarks.polyglot.canaries import parse_python
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
@@ -42,9 +42,9 @@ def _key(cls: str, name: str) -> str:
 def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
     tree = parse_python(text)
     entries: list[Entry] = []
-    variants.NUMBERS.set(_expected_numbers(tree))
+    value_draws.NUMBERS.set(_expected_numbers(tree))
     constants = [c.value for c in ast.walk(tree) if isinstance(c, ast.Constant)]
-    variants.FILE_NUMBERS.set(tuple(repr(v) for v in constants if type(v) in (int, float)))
+    value_draws.FILE_NUMBERS.set(tuple(repr(v) for v in constants if type(v) in (int, float)))
     variants.STRINGS.set(_expected_strings(tree))
     FORMS.set(frozenset(re.findall(r"\bself\.(\w+)\s*\(", text)))
     defs = {n.name: ast.unparse(n) for n in ast.walk(tree)
@@ -88,19 +88,19 @@ def mutants(test: Any, k: int) -> list[tuple[Any, str]]:
     """Up to k changed copies of `test`, all changing the same literal expected value, the
     k+1 values drawn as one set (polyglot_variants): [] when it has none to change."""
     sites = _sites(test)
-    token = variants.INPUTS.set(_inputs(test, sites))
+    token = value_draws.INPUTS.set(_inputs(test, sites))
     try:
         made = _mutants(test, sites, k)
         if made:
             return made
-        lenient = variants.LENIENT.set(True)  # (see variants.LENIENT)
+        lenient = value_draws.LENIENT.set(True)  # (see value_draws.LENIENT)
         try:
             made = _mutants(test, sites, k)
         finally:
-            variants.LENIENT.reset(lenient)
+            value_draws.LENIENT.reset(lenient)
         return made or _negated(test)
     finally:
-        variants.INPUTS.reset(token)
+        value_draws.INPUTS.reset(token)
 
 
 def _inputs(test: Any, sites: list[tuple[ast.AST, str, int | None, str]]) -> tuple:

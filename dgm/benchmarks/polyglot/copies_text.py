@@ -10,7 +10,7 @@ second argument, `isEqualTo(...)`, the literal side of a `REQUIRE(a == b)`, or a
 a variable named like `expected`/`want` is bound to); Go's table tests get a renamed copy
 of their table with one expected field changed. Compiled languages whose tests have no
 such literal invert the asserted condition instead (their sources are deleted before the
-tests run, reports.BUILD and RUN).
+tests run, reports.BUILD and RUN). Where a test may be changed is copies_expected's job.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import secrets
 from dataclasses import dataclass
 
 from dgm.benchmarks.polyglot import copies_scan as scan
-from dgm.benchmarks.polyglot import layout, variants
+from dgm.benchmarks.polyglot import layout, value_draws, variants
 from dgm.benchmarks.polyglot.canaries import without_feature_gated
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
@@ -31,9 +31,10 @@ from dgm.benchmarks.polyglot.copies import (
     copyable,
     pick_copies,
 )
+from dgm.benchmarks.polyglot.copies_expected import expected_regions, toggle, tolerance
 from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
-from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helper_regions, helpers
-from dgm.benchmarks.polyglot.copies_scan import BOUND, change_literal, closing
+from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helpers
+from dgm.benchmarks.polyglot.copies_scan import change_literal, closing
 
 
 @dataclass
@@ -157,7 +158,7 @@ def disguise_text(
     HELPERS.set(tuple(helpers(language, text, tests).items()))
     if language != "go":  # (Go's expected values are table fields: the file's numbers)
         numbers, strings, enumerators = expected_literals(language, text)
-        variants.NUMBERS.set(numbers)
+        value_draws.NUMBERS.set(numbers)
         variants.STRINGS.set(strings)
         variants.NAMES.set(enumerators)
     defs = definitions(language, text, spans)
@@ -225,18 +226,6 @@ def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
 
 
 # -- must-fail copies ----------------------------------------------------------------------
-_EXPECTED_ARG = {
-    "javascript": re.compile(r"\.(?:toEqual|toBe|toStrictEqual)\s*\("),
-    "java": re.compile(
-        r"\.(?:isEqualTo|containsExactly|containsExactlyInAnyOrder|containsOnly"
-        r"|hasMessage|isCloseTo)\s*\(|\bassertEquals\s*\("
-    ),
-    "rust": re.compile(r"\bassert_eq!\s*\("),
-    "cpp": re.compile(r"\b(?:REQUIRE|CHECK)\s*\(|\bWithinAbs\s*\("),
-    "go": re.compile(r"(?!)"),
-}
-
-
 def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1,
                 context: str = "") -> list[Mutant]:  # fmt: skip
     """Up to k must-fail copies of the test, all with the same expected value changed
@@ -245,13 +234,13 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
     chunk = text[span.start : span.end]
     if language == "go":
         return mutate_go(text, chunk, names, k, context)
-    regions = _expected_regions(language, chunk)
+    regions = expected_regions(language, chunk)
     title = (span.name_at[0] - span.start, span.name_at[1] - span.start)
-    token = variants.INPUTS.set(_inputs(language, chunk, [*regions, title]))
+    token = value_draws.INPUTS.set(_inputs(language, chunk, [*regions, title]))
     try:
         return _changed(language, text, chunk, regions, k)
     finally:
-        variants.INPUTS.reset(token)
+        value_draws.INPUTS.reset(token)
 
 
 def _inputs(language: str, chunk: str, regions: list[tuple[int, int]]) -> tuple:
@@ -276,21 +265,21 @@ def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]
     swapped = _swapped_names(language, chunk, regions, k)
     if swapped:
         return swapped
-    lenient = variants.LENIENT.set(True)
+    lenient = value_draws.LENIENT.set(True)
     try:
         changed = _literal_changed(language, text, chunk, regions, k)
     finally:
-        variants.LENIENT.reset(lenient)
+        value_draws.LENIENT.reset(lenient)
     if changed:
         return changed
-    toggled = _toggle(language, text, chunk)
+    toggled = toggle(language, text, chunk)
     return [Mutant(toggled, "negated a boolean check")] if toggled else []
 
 
 def _literal_changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]],
                      k: int) -> list[Mutant]:  # fmt: skip
     for lo, hi in _shuffled_regions(regions):
-        gap = _tolerance(language, text, chunk, lo)
+        gap = tolerance(language, text, chunk, lo)
         if gap is None:
             continue
         changed = change_literal(language, chunk, lo, hi, k, gap)
@@ -337,70 +326,7 @@ def _shuffled_regions(regions: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return sorted(regions, key=lambda _r: secrets.randbelow(1 << 30))
 
 
-_CLOSE = re.compile(r"(?:\.isCloseTo|\bWithinAbs)\s*\(\s*$")
-
-
-def _tolerance(language: str, text: str, chunk: str, lo: int) -> float | None:
-    """For the value of a comparison within a tolerance (`isCloseTo(8.00, offset(TOL))`,
-    `WithinAbs(31.69, accuracy)`): the tolerance, a literal or a name the file binds to
-    one (None when it is neither: no copy, a changed value within it would pass);
-    0.0 for any other expected value."""
-    if not _CLOSE.search(scan.masked(language, chunk[:lo])):
-        return 0.0
-    code = scan.masked(language, chunk)
-    end = closing(language, chunk, lo - 1)
-    comma = scan.top_level_comma(code, lo, end - 1)
-    arg = chunk[comma + 1 : end - 1].strip()
-    inner = re.fullmatch(r"(?:[\w.]*offset|[\w.]*within)\s*\((.*)\)", arg, re.DOTALL)
-    arg = inner.group(1).strip() if inner else arg
-    if re.fullmatch(r"[A-Za-z_]\w*", arg):
-        bound = re.search(rf"\b{arg}\s*=\s*([0-9][0-9.eE+-]*)\s*;", text)
-        arg = bound.group(1) if bound else ""
-    try:
-        return float(arg)
-    except ValueError:
-        return None
-
-
-def _expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
-    regions = []
-    for m in _EXPECTED_ARG[language].finditer(scan.masked(language, chunk)):
-        end = closing(language, chunk, m.end() - 1)
-        if end >= 0:
-            regions.append(_expected_side(language, chunk, m, end))
-            regions += _bound_to(language, chunk, *regions[-1])
-    for m in BOUND.finditer(scan.masked(language, chunk)):
-        if scan.used_as_input(language, chunk, m.group(1), m.end()):
-            continue
-        end = scan.initializer_end(language, chunk, m.end())
-        regions += scan.outside_calls(language, chunk, m.end(), end)
-    for m in _BRACE_BOUND.finditer(scan.masked(language, chunk)) if language == "cpp" else ():
-        if scan.used_as_input(language, chunk, m.group(1), m.end()):
-            continue
-        end = closing(language, chunk, m.end() - 1)
-        regions += scan.outside_calls(language, chunk, m.end(), end - 1) if end > 0 else []
-    return regions + helper_regions(language, chunk)
-
-
-_BRACE_BOUND = re.compile(r"(?<![.\w])(expected\w*)\s*\{", re.IGNORECASE)
-"""C++'s brace initialisation of an expected value (`vector<int> expected{1, 0, 1};`)."""
-
-
 Literals = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
-
-
-def _bound_to(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int, int]]:
-    """Where the expected side is a bare name (`toEqual(lyrics)`): the literal parts of
-    the value the test binds it to (`const lyrics = [...]`), unless it is an input too."""
-    name = chunk[lo:hi].strip()
-    if not re.fullmatch(r"[A-Za-z_]\w*", name) or BOUND.fullmatch(name + " = "):
-        return []
-    code = scan.masked(language, chunk)
-    found = re.search(rf"(?<![.\w]){name}\s*(?::[^=\n]*)?=(?![=>])\s*", code[:lo])
-    if not found or scan.used_as_input(language, chunk, name, found.end()):
-        return []
-    end = scan.initializer_end(language, chunk, found.end())
-    return scan.outside_calls(language, chunk, found.end(), end)
 
 
 def expected_literals(language: str, text: str) -> Literals:
@@ -411,7 +337,7 @@ def expected_literals(language: str, text: str) -> Literals:
     numbers, strings, names = [], [], []
     for span in find_tests(language, text):
         chunk = text[span.start : span.end]
-        for lo, hi in _expected_regions(language, chunk):
+        for lo, hi in expected_regions(language, chunk):
             for t in scan.tokens(language, chunk, lo, hi):
                 parts = scan.string_parts(t.group(0)) if t.lastgroup == "str" else None
                 numbers += [t.group(0)] if t.lastgroup == "num" else []
@@ -419,67 +345,3 @@ def expected_literals(language: str, text: str) -> Literals:
             names += [m.group(0) for m in scan.enumerators(language, chunk, lo, hi)]
     names = [n for n in names if scan.never_called(language, text, n)]
     return tuple(numbers), tuple(strings), tuple(names)
-
-
-_TOGGLES = {
-    "rust": [(r"\bassert!\s*\(\s*(?!!)", r"\bassert!\s*\(\s*!", "assert!(!", "assert!(")],
-    "cpp": [(r"\bREQUIRE\s*\(", r"\bREQUIRE_FALSE\s*\(", "REQUIRE_FALSE(", "REQUIRE("),
-            (r"\bCHECK\s*\(", r"\bCHECK_FALSE\s*\(", "CHECK_FALSE(", "CHECK(")],
-    "java": [(r"\.isTrue\(\)", r"\.isFalse\(\)", ".isFalse()", ".isTrue()"),
-             (r"\bassertTrue\s*\(", r"\bassertFalse\s*\(", "assertFalse(", "assertTrue(")],
-}  # fmt: skip
-"""(positive form, negative form, their texts): a boolean check becomes its opposite only
-where the file itself uses both forms (a form it never uses would tell the copy), and
-only a check whose argument compares nothing."""
-_COMPARES = re.compile(r"&&|\|\||==|!=|<|>|\?")
-
-
-def _toggle(language: str, text: str, chunk: str) -> str | None:
-    """The test with one boolean check turned into its opposite, or None."""
-    code, whole = scan.masked(language, chunk), scan.masked(language, text)
-    sites = []
-    for positive, negative, neg_text, pos_text in _TOGGLES.get(language, []):
-        if re.search(positive, whole) and re.search(negative, whole):
-            sites += [(m, neg_text) for m in re.finditer(positive, code)]
-            sites += [(m, pos_text) for m in re.finditer(negative, code)]
-    for m, replacement in sorted(sites, key=lambda _s: secrets.randbelow(1 << 30)):
-        open_at = code.find("(", m.start())
-        if "(" in m.group(0) and open_at < m.end() and not m.group(0).endswith("()"):
-            end = closing(language, chunk, open_at)
-            arg = code[open_at + 1 : scan.top_level_comma(code, open_at + 1, end - 1)]
-            if end < 0 or _COMPARES.search(arg) or not arg.strip("! \n"):
-                continue
-        return chunk[: m.start()] + replacement + chunk[m.end() :]
-    return None
-
-
-def _expected_side(language: str, chunk: str, m: re.Match, end: int) -> tuple[int, int]:
-    """The expected side of an assertion: the argument of `toEqual(...)`/`isEqualTo(...)`;
-    of two compared sides, the one that calls nothing (the other calls the solution, and
-    a changed input would not make a failing copy); nothing when that is unclear."""
-    lo, hi = m.end(), end - 1
-    masked = scan.masked(language, chunk)
-    if "isCloseTo" in m.group(0) or "WithinAbs" in m.group(0):
-        return lo, scan.top_level_comma(masked, lo, hi)
-    if language == "rust" or m.group(0).startswith("assertEquals"):
-        comma = scan.top_level_comma(masked, lo, hi)
-        left, right = (lo, comma), (comma + 1, hi)
-    elif language == "cpp":
-        eq = masked.find("==", lo, hi)
-        if eq < 0:
-            return hi, hi
-        left, right = (lo, eq), (eq + 2, hi)
-    else:
-        return lo, hi
-    calls = [scan.calls_something(language, masked, a, b) for a, b in (left, right)]
-    if calls == [True, False]:
-        return right
-    if calls == [False, True]:
-        return left
-    lone = [bool(_LONE_LITERAL.fullmatch(chunk[a:b].strip())) for a, b in (left, right)]
-    if calls == [False, False] and lone in ([True, False], [False, True]):
-        return left if lone[0] else right  # `solution.field == "Norwegian"`
-    return hi, hi
-
-
-_LONE_LITERAL = re.compile(r'"(?:\\.|[^"\\\n])*"|\d[\w.]*')

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dgm.benchmarks.polyglot import variants
+from dgm.benchmarks.polyglot import value_draws, variants
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
     TOKENS,
@@ -34,10 +34,10 @@ def disguise(
     copies of such tables, which layout.go_tables puts beside them)."""
     token = WORDS.set(file_words(text + "\n" + context))
     grammar = TOKENS.set(file_tokens(text + "\n" + context))
-    numbers = variants.NUMBERS.set(variants.file_numbers(text + "\n" + context))
-    every = variants.FILE_NUMBERS.set(variants.file_numbers(text + "\n" + context))
+    numbers = value_draws.NUMBERS.set(value_draws.file_numbers(text + "\n" + context))
+    every = value_draws.FILE_NUMBERS.set(value_draws.file_numbers(text + "\n" + context))
     strings = variants.STRINGS.set(())
-    readable = variants.READABLE.set(language in ("python", "javascript", "java"))
+    readable = value_draws.READABLE.set(language in ("python", "javascript", "java"))
     try:
         for _ in range(DRAWS):
             found: dict[str, list[str]] = {}
@@ -53,7 +53,7 @@ def disguise(
     finally:
         WORDS.reset(token)
         TOKENS.reset(grammar)
-        variants.NUMBERS.reset(numbers)
-        variants.FILE_NUMBERS.reset(every)
+        value_draws.NUMBERS.reset(numbers)
+        value_draws.FILE_NUMBERS.reset(every)
         variants.STRINGS.reset(strings)
-        variants.READABLE.reset(readable)
+        value_draws.READABLE.reset(readable)

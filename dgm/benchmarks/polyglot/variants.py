@@ -16,7 +16,8 @@ thrown away only by a rule that looks at the whole set (a repeated value, a hex 
 that would change width), never at which member is real: given the set, every member is
 equally likely to be the real one to an attacker who knows this code, but for a run
 near zero (fewer (d, rank) fit a smaller real value: at most 1.25 times chance for k=4,
-real 0). What remains is prior knowledge of plausible answers (README).
+real 0). What remains is prior knowledge of plausible answers (README). The context the
+disguise sets and the drawing primitives live in value_draws.
 """
 
 from __future__ import annotations
@@ -28,151 +29,25 @@ from decimal import Decimal
 from typing import Any
 
 from dgm.benchmarks.polyglot.copies import TOKENS, WORDS
-
-NONE: list[Any] = []
-_BOUNDARIES = (0, 128, 256, 1 << 15, 1 << 16, 1 << 31, 1 << 32, 1 << 63)
-"""A set of numbers never straddles one of these (a copy must still compile: a negative
-value in an unsigned slot, 256 in a `u8`)."""
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-WIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("wide", default=False)
-"""Set while changing a value whose declared type is a 64-bit int or a float (a Go table
-field of type `int`, `int64`, `float64`): only 0 and 2^63 bound its sets."""
-
-
-def _boundaries() -> tuple[int, ...]:
-    return (0, 1 << 63) if WIDE.get() else _BOUNDARIES
-
-
-def _shuffled(items: list[Any]) -> list[Any]:
-    return sorted(items, key=lambda _i: secrets.randbelow(1 << 30))
-
-
-NUMBERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("numbers", default=())
-"""The number literals the file being disguised expects, repeats kept (set by the disguise)."""
-FILE_NUMBERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("all", default=())
-"""Every number literal of the file (the pool when it expects too few different ones)."""
-_NUMBER = re.compile(r"(?<![\w.])\d[\w]*(?:\.\d\w*)?")
-
-
-def file_numbers(text: str) -> tuple[str, ...]:
-    return tuple(_NUMBER.findall(text))
-
-
-def _notation(token: str) -> tuple | None:
-    """What a number literal looks like apart from its value (None: one we cannot keep)."""
-    m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+)([iu]\d+|[uUlL]+)?", token)
-    if m:
-        return (m.group(1), len(m.group(2)), m.group(2) == m.group(2).lower(), m.group(3))
-    m = re.fullmatch(r"(\d+)(?:\.(\d+))?([A-Za-z][A-Za-z0-9]*)?", token)
-    if not m or (len(m.group(1)) > 1 and m.group(1).startswith("0")):
-        return None
-    if re.fullmatch(r"[eE]\d*", m.group(3) or ""):
-        return None
-    return ("d", len(m.group(2) or ""), m.group(3) or "")
-
-
-def _value(token: str) -> float:
-    m = re.fullmatch(r"0([xXbBoO])([0-9a-fA-F]+).*", token)
-    if m:
-        return int(m.group(2), {"x": 16, "b": 2, "o": 8}[m.group(1).lower()])
-    return float(re.match(r"\d+(?:\.\d+)?", token).group(0))  # type: ignore[union-attr]
-
-
-READABLE: contextvars.ContextVar[bool] = contextvars.ContextVar("readable", default=False)
-"""Set while disguising a file whose source solution code can read while the tests run
-(Python, JavaScript; Java's class files keep their constants): there a copied string or
-enumerator must not be told by how often it occurs in the disguised file (redteam F1),
-nor a number (round four G2, _readable_numbers)."""
-
-
-INPUTS: contextvars.ContextVar[tuple[tuple[str, Any], ...]] = contextvars.ContextVar(
-    "inputs", default=()
+from dgm.benchmarks.polyglot.value_draws import (
+    FILE_NUMBERS,
+    LENIENT,
+    NONE,
+    NUMBERS,
+    READABLE,
+    affordable,
+    among_inputs,
+    boundaries,
+    counted,
+    fresh,
+    notation,
+    number_value,
+    shuffled,
+    side,
+    strict,
 )
-"""The literal atoms of the test being copied outside its expected values (its inputs),
-as (kind, value): kind "num" for a number literal (Python: its repr), the quote for a
-string (Python: "")."""
 
-
-def among_inputs(kind: str, real: Any, k: int) -> list[Any] | None:
-    """Where the real value is one of the test's own inputs (a selection: poker's
-    best hand is one of the hands it was given), k others of those inputs of the same
-    shape, drawn uniformly: every member of {real, copies} is then an input of the
-    call, each expected once (red team round four G3: a fresh value was the one never
-    among the inputs). None where the real value is no input, or no other fits."""
-    values = [v for q, v in INPUTS.get() if q == kind]
-    if real not in values:
-        return None
-    choices = sorted({v for v in values if v != real and _shape(v) == _shape(real)}, key=repr)
-    if kind == "num":
-        choices = [v for v in choices if _notation(v) == _notation(real) is not None
-                   and _side(_value(v)) == _side(_value(real))]  # fmt: skip
-    if not choices:
-        return None
-    return _shuffled(choices)[: min(k, len(choices))]
-
-
-def _shape(value: Any) -> tuple:
-    """What a value of a selection shares with its alternatives (for a string: its
-    count of words and which kinds of character it has)."""
-    if not isinstance(value, str):
-        return (type(value).__name__,)
-    return (len(value.split()), any(c.isdigit() for c in value), any(c.isalpha() for c in value))
-
-
-LENIENT: contextvars.ContextVar[bool] = contextvars.ContextVar("lenient", default=False)
-"""Set for a test's second pass, when no literal of it got copies under the readable rules
-(_readable_numbers, fresh_numbers): numbers are then drawn as where the source is not
-readable (zipper's only expected number recurs, and every run near it is in the file).
-A copy whose values leak by count still catches "pass what touched my code"; canaries,
-the alternative, call nothing. Strings and enumerators get no second draw: a retried draw
-would favour the sets the first one threw away, which depend on the real value."""
-
-
-def _strict() -> bool:
-    return READABLE.get() and not LENIENT.get()
-
-
-def _others(pool: list[Any], real: Any) -> list[Any]:
-    """`pool` less one use of `real` (the real test's own)."""
-    rest = list(pool)
-    if real in rest:
-        rest.remove(real)
-    return rest
-
-
-def _counted(pool: list[Any], real: Any, k: int) -> list[Any] | None:
-    """Where the source is readable: k values drawn from the other tests' uses only if
-    the real value is among them too, so that every member of {real, copies} occurs at
-    least twice in the disguised file and P(set, counts | real = j) is the same for
-    each j (a copy drawn from the file adds one use of its value: a real value used
-    once was the one member seen once). None when the real value occurs nowhere else,
-    or the file holds no other value to draw (then the caller makes values the file does
-    not hold, see fresh: in the second case the real value is the one seen more often,
-    but a copy that calls the solution still catches "pass what touched my code")."""
-    others = _others(pool, real)
-    if real not in others:
-        return None
-    k = affordable(others, k)
-    if len(set(others) - {real}) < k:
-        return None
-    picks = [others[secrets.randbelow(len(others))] for _ in range(k)]
-    return picks if len({real, *picks}) == k + 1 else []
-
-
-def fresh(values: list[Any], pool: list[Any]) -> list[Any]:
-    """`values` made for a real value the file holds once, or [] when one of them is in
-    the file too (where the source is readable: it would be the member seen twice)."""
-    if READABLE.get() and any(v in pool for v in values):
-        return NONE
-    return values
-
-
-def affordable(pool: list[Any], k: int) -> int:
-    """How many values to draw from `pool` for one test: at most a third of its
-    different values, so that a draw of distinct values usually succeeds (a pool of
-    seven values asked for four was thrown away nine times in ten: octal got no copy).
-    A function of the pool alone, the same whichever member of a set is real."""
-    return max(1, min(k, len(set(pool)) // 3))
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def _from_file(token: str, k: int) -> list[str] | None:
@@ -183,33 +58,28 @@ def _from_file(token: str, k: int) -> list[str] | None:
     numbers favours none. [] when a draw repeats a value or the set straddles a boundary
     (see int_run): never drawn again, which would favour the real value; None when the
     file has too few different numbers of the notation."""
-    kind = _notation(token)
-    if kind is not None and _strict():
+    kind = notation(token)
+    if kind is not None and strict():
         return _readable_numbers(token, kind, k)
     for numbers in (NUMBERS.get(), FILE_NUMBERS.get()):
-        pool = [t for t in numbers if _notation(t) == kind]
+        pool = [t for t in numbers if notation(t) == kind]
         if kind is not None and len(set(pool) - {token}) >= affordable(pool, k) + 1:
             break
     else:
         return None
     k = affordable(pool, k)
     picks = [pool[secrets.randbelow(len(pool))] for _ in range(k)]
-    values = [_value(t) for t in [token, *picks]]
-    if len(set(values)) < k + 1 or any(min(values) < b <= max(values) for b in _boundaries()):
+    values = [number_value(t) for t in [token, *picks]]
+    if len(set(values)) < k + 1 or any(min(values) < b <= max(values) for b in boundaries()):
         return []
     return picks
-
-
-def _side(value: float) -> int:
-    """Which stretch between boundaries `value` is in."""
-    return sum(value >= b for b in _boundaries() if b)
 
 
 def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
     """Numbers where the source is readable, so that how often each member of {real,
     copies} occurs in the disguised file tells nothing (red team round four G2: a number
     the file expected once was the real one). By the real value's uses:
-    - it recurs among the expected numbers: copies drawn (_counted) among the other
+    - it recurs among the expected numbers: copies drawn (counted) among the other
       uses of expected numbers, which then recur too;
     - it is expected once but occurs elsewhere (an input): copies drawn, by use, among
       the numbers the file uses but never expects, each then expected once too;
@@ -217,14 +87,14 @@ def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
       file does not hold, fresh_numbers).
     Only values on the real one's side of every boundary are drawn (a set that would
     straddle one is never made, so never thrown away). [] when there are too few."""
-    side = _side(_value(token))
-    expected = [t for t in NUMBERS.get() if _notation(t) == kind and _side(_value(t)) == side]
-    every = [t for t in FILE_NUMBERS.get() if _notation(t) == kind]
+    where = side(number_value(token))
+    expected = [t for t in NUMBERS.get() if notation(t) == kind and side(number_value(t)) == where]
+    every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
     if expected.count(token) >= 2:
-        return _counted(expected, token, k) or NONE
+        return counted(expected, token, k) or NONE
     if every.count(token) < 2:
         return None
-    inputs = [t for t in every if t not in expected and _side(_value(t)) == side]
+    inputs = [t for t in every if t not in expected and side(number_value(t)) == where]
     k = affordable(inputs, k)
     if len(set(inputs)) < k:
         return NONE
@@ -235,7 +105,7 @@ def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
 def fresh_numbers(values: list[str]) -> list[str]:
     """A run's literals, or [] when one of them is in the file too (where the source is
     readable: it would be the member seen twice, the real one seen once)."""
-    if _strict() and any(v in FILE_NUMBERS.get() for v in values):
+    if strict() and any(v in FILE_NUMBERS.get() for v in values):
         return NONE
     return values
 
@@ -252,7 +122,7 @@ def int_run(value: int, k: int) -> list[int]:
     for _ in range(RUN_TRIES):
         step, rank = 1 + secrets.randbelow(9), secrets.randbelow(k + 1)
         run = [value + (j - rank) * step for j in range(k + 1)]
-        if not any(run[0] < b <= run[-1] for b in _boundaries()):
+        if not any(run[0] < b <= run[-1] for b in boundaries()):
             return [v for v in run if v != value]
     return NONE
 
@@ -322,7 +192,7 @@ def drawn(pool: list[Any], real: Any, k: int) -> list[Any] | None:
     so P(set | real) is the same for every member); [] when a value repeats (never drawn
     again: that would favour the real one); None when the pool has too few values."""
     if READABLE.get():
-        return _counted(pool, real, k)
+        return counted(pool, real, k)
     k = affordable(pool, k)
     if len(set(pool) - {real}) < k:
         return None
@@ -369,12 +239,12 @@ def _word_swapped(body: str, k: int) -> list[str]:
     """k strings made from `body` with one word swapped for others of the file ([] if
     none fits)."""
     spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
-    for m in _shuffled(spots):
+    for m in shuffled(spots):
         word = m.group(0)
         kind = _word_class(word)
         others = [w for w in WORDS.get() if w != word and _word_class(w) == kind and kind[0]]
         if len(others) >= k:
-            picks = _shuffled(others)[:k]
+            picks = shuffled(others)[:k]
             return [body[: m.start()] + w + body[m.end() :] for w in picks]
     return NONE
 
@@ -395,7 +265,7 @@ def _char_changed(body: str, k: int) -> list[str]:
     char = body[i]
     pool = _LETTERS.upper() if char.isupper() else "0123456789" if char.isdigit() else _LETTERS
     pool = grammar[i] or [c for c in pool if c != char]
-    picks = _shuffled(pool)[:k]
+    picks = shuffled(pool)[:k]
     return [body[:i] + c + body[i + 1 :] for c in picks]
 
 
@@ -450,19 +320,19 @@ def python_value(value: Any, k: int) -> list[Any]:
         i = secrets.randbelow(len(value))
         return [value[:i] + bytes([v]) + value[i + 1 :] for v in int_run(value[i], k)]
     if isinstance(value, (list, tuple)):
-        for i in _shuffled(list(range(len(value)))):
+        for i in shuffled(list(range(len(value)))):
             found = python_value(value[i], k)
             if found:
                 return [type(value)([*value[:i], v, *value[i + 1 :]]) for v in found]
         return NONE
     if isinstance(value, (set, frozenset)):
-        for item in _shuffled(list(value)):
+        for item in shuffled(list(value)):
             found = [v for v in python_value(item, k) if v not in value]
             if found:
                 return [type(value)((value - {item}) | {v}) for v in found]
         return NONE
     if isinstance(value, dict):
-        for key in _shuffled(list(value)):
+        for key in shuffled(list(value)):
             found = python_value(value[key], k)
             if found:
                 return [{**value, key: v} for v in found]
