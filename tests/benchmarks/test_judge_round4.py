@@ -93,14 +93,15 @@ def test_the_jest_guard_refuses_values_that_decide_comparisons(tmp_path: Path) -
         " t([{b: {asymmetricMatch: () => true}}]); t(new Set([{asymmetricMatch() {}}]));"
         " t(new Proxy({}, {})); t({get a() { return {asymmetricMatch: () => true}; }});"
         " class K { get a() { return 1; } } t(new K());"
-        " out.push(typeof expect.any, String(Object.getOwnPropertyDescriptor(globalThis,"
-        " 'expect').writable));",
+        " out.push(typeof expect.any);"
+        " globalThis.expect = () => ({}); t(1); out.push(typeof expect.any);",
     )
     carries, opaque = reports.JEST_REFUSED, "dgm judge: the received value is a Proxy"
     assert out[0] == "ok" and out[6] == "ok"
     assert out[1] == out[2] == out[3] == out[5] == carries
     assert out[4] == opaque
-    assert out[7:] == ["function", "false"]
+    # an assignment to `expect` does not take: every later expect fails with the evidence
+    assert out[7:] == ["function", reports.JEST_REPLACED, "function"]
 
 
 def _jest_report(failures: dict[str, str]) -> bytes:
@@ -113,6 +114,7 @@ def test_a_refused_asymmetric_value_is_tampering_and_other_failures_are_not() ->
     plan = JudgePlan("javascript", expected=["adds"])
     base = {"exit_code": 1, "timed_out": False, "seconds": 1.0, "test_seconds": 1.0}
     for message, tampered in [(f"Error: {reports.JEST_REFUSED}", True),
+                              (f"Error: {reports.JEST_REPLACED}", True),
                               ("Error: dgm judge: the received value is a Proxy", False),
                               ("expect(received).toEqual(expected)", False)]:  # fmt: skip
         data = _jest_report({"adds": message})

@@ -58,8 +58,9 @@ def grade(tests: dict[str, str], plan, test_exit: int | None, details: dict,  # 
         elif not c.must_fail and status != PASSED and real_pass:
             evidence.append(f"the must-pass canary {c.name!r} was reported {status}")
     evidence += copy_evidence(tests, sources, plan.entries, real, lang, real_pass)
-    if refused:  # (jest_guard.js: no answer is a value that decides comparisons itself)
-        evidence.append(f"{len(refused)} tests received a value carrying asymmetricMatch")
+    if refused:  # (jest_guard.js: no answer decides comparisons itself or replaces expect)
+        evidence.append(f"{len(refused)} tests refused by the judge's jest guard, first:"
+                        f" {refused[0]}")  # fmt: skip
     failed_copy = any(e.kind == MUST_FAIL and lookup(tests, e.key, lang) in _FAILING
                       for e in plan.entries)  # fmt: skip
     failed_canary = any(c.must_fail and seen[c.name] in _FAILING for c in plan.canaries)

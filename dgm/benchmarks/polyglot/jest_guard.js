@@ -8,7 +8,8 @@
 // one anywhere inside the received value (a resolved or rejected one too; an enumerable
 // getter's value as it answers now, as jest reads it: list-ops' reference answers with
 // getters), and it refuses a Proxy, whose answers may change between this check and
-// jest's. Only the first is evidence (reports.JEST_REFUSED: the verdict is `tampered`).
+// jest's. Only the first is evidence (reports.JEST_EVIDENCE: the verdict is `tampered`),
+// as is an attempt to replace `expect` itself (below).
 // A value of more than BUDGET parts is not searched past them.
 // The intrinsics are taken now, before the solution can replace them.
 'use strict';
@@ -36,6 +37,7 @@ const real = globalThis.expect;
 const MARK = 'asymmetricMatch';
 const CARRIES = 'dgm judge: the received value carries asymmetricMatch';
 const OPAQUE = 'dgm judge: the received value is a Proxy';
+const REPLACED = 'dgm judge: the solution replaced expect';
 const BUDGET = 1000000;
 
 // CARRIES, OPAQUE or '' (fine).
@@ -119,15 +121,28 @@ function guarded(received) {
   return matchers;
 }
 
+let replaced = false;
+function refusing() {
+  throw refused(REPLACED);
+}
 const statics = ownKeys(real);
 for (let i = 0; i < statics.length; i++) {
   if (!['prototype', 'length', 'name'].includes(statics[i])) {
     defineProperty(guarded, statics[i], describe(real, statics[i]));
+    defineProperty(refusing, statics[i], describe(real, statics[i]));
   }
 }
+// `expect` cannot be replaced: an assignment is kept from taking effect (no throw, so the
+// test file still loads) and every `expect` after it fails with REPLACED, which is
+// evidence (round two's attacks swapped `expect` for one that passed whatever touched
+// the solution). No solution has a reason to assign it.
 defineProperty(globalThis, 'expect', {
-  value: guarded,
-  writable: false,
+  get() {
+    return replaced ? refusing : guarded;
+  },
+  set(_value) {
+    replaced = true;
+  },
   configurable: false,
   enumerable: true,
 });

@@ -66,8 +66,14 @@ JEST_GUARD = "dgm-judge-setup.js"
 value carrying `asymmetricMatch` is refused); its name is the judge's, so the agent's
 file of that name never comes over (judge_prep.allowed)."""
 JEST_REFUSED = "dgm judge: the received value carries asymmetricMatch"
-"""The guard's failure message for a value no answer is (evidence of tampering); its
-other refusal (a Proxy) only fails the test."""
+JEST_REPLACED = "dgm judge: the solution replaced expect"
+JEST_EVIDENCE = {
+    JEST_REFUSED: "received a value carrying asymmetricMatch",
+    JEST_REPLACED: "ran after the solution assigned a new `expect`",
+}
+"""The guard's failure messages that are evidence of tampering (a value no answer is, an
+`expect` swapped for another), with what each means; its other refusal (a Proxy) only
+fails the test."""
 
 BUILD = {
     "go": 'CGO_ENABLED=0 go test -c -o "$DGM_OUT/tests.test" .',  # after go build (judge_prep)
@@ -151,14 +157,15 @@ def parse_jest(data: bytes) -> dict[str, str] | None:
 
 
 def jest_refused(data: bytes) -> list[str]:
-    """The titles of the tests the judge's jest guard failed with JEST_REFUSED."""
+    """'title: why' for each test the judge's jest guard failed with JEST_EVIDENCE."""
     try:
         report = json.loads(data) if len(data) <= MAX_REPORT_BYTES else {}
         cases = [case for suite in report.get("testResults", [])
                  for case in suite["assertionResults"]]  # fmt: skip
         said = [(case["title"], " ".join(map(str, case.get("failureMessages") or [])))
                 for case in cases]  # fmt: skip
-        return [str(title) for title, text in said if JEST_REFUSED in text]
+        return [f"{title}: {why}" for title, text in said
+                for mark, why in JEST_EVIDENCE.items() if mark in text]  # fmt: skip
     except (ValueError, KeyError, TypeError, AttributeError):
         return []
 
