@@ -73,6 +73,7 @@ FRESH = {"python": r"test_[a-z]{6,10}", "go": r"Test[A-Z][a-z]{5,9}"}
 def test_every_test_is_renamed_and_copies_keep_the_same_inputs(language: str) -> None:
     text = SAMPLES[language]
     expected = polyglot_canaries.expected_tests(language, text)
+    with_must_fail = 0
     for _ in range(10):
         new, entries = disguise(language, text, NameGen())
         real = [e for e in entries if e.kind == REAL]
@@ -89,8 +90,12 @@ def test_every_test_is_renamed_and_copies_keep_the_same_inputs(language: str) ->
             assert not re.search(rf"{head}{re.escape(name)}\b", new), name
         assert "uuid-1" not in new
         fails = [e for e in entries if e.kind == MUST_FAIL]
-        assert fails and all(e.how for e in fails)
+        with_must_fail += bool(fails)
+        assert all(e.how for e in fails)
         assert all(e.kind in (REAL, MUST_PASS, MUST_FAIL) for e in entries)
+    # A draw whose values repeat is thrown away whole (variants.py), so a sample this
+    # small (Go: two table rows) goes without a must-fail copy in about 2% of disguises.
+    assert with_must_fail >= 7
 
 
 def test_a_must_fail_copy_differs_from_its_original_in_name_and_one_value_only() -> None:
