@@ -14,6 +14,7 @@ from collections import Counter
 
 import pytest
 
+from dgm.errors import RunDirError
 from dgm.scripted.dry_run import HARD_TASKS
 from dgm.store import Run
 from tests.conftest import POLYGLOT_DIR
@@ -43,9 +44,11 @@ def test_a_dry_run_over_both_nodes_survives_its_head(cluster, tmp_path) -> None:
     placed = 0
     while time.monotonic() < deadline and head.poll() is None and placed < 2:
         time.sleep(2)
-        if (run_dir / "run.sqlite").exists():
+        try:
             with Run.open(run_dir) as run:
                 placed = len(run.events_of("job_placed"))
+        except RunDirError:
+            continue  # `dgm run` is still making the folder
     assert head.poll() is None and placed >= 2, "the run ended before it could be killed"
     os.killpg(head.pid, signal.SIGKILL)  # the head dies with jobs in flight on the nodes
     head.wait(timeout=30)
