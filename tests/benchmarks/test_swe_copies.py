@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dgm.benchmarks.swebench.copies import plan_copies
 from dgm.benchmarks.swebench.copy_plan import CopyPlan, with_test_patch
-from dgm.benchmarks.swebench.judge import parse_junit
 from dgm.benchmarks.swebench.mutations import Site
+
+from .pytest_runs import run_pytest
 
 TESTS = '''"""Tests of calc."""
 from __future__ import annotations
@@ -95,13 +94,7 @@ def _run(tmp: Path, plan: CopyPlan, solution: str) -> dict[str, str]:
     (tmp / "tests").mkdir(parents=True)
     (tmp / "tests" / "test_calc.py").write_text(plan.files["tests/test_calc.py"])
     (tmp / "calc.py").write_text(solution)
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                    "--junitxml=r.xml", "-o", "junit_family=xunit1", "tests"], cwd=tmp,
-                   env={"PYTHONPATH": str(tmp), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-                   capture_output=True)  # fmt: skip
-    report = parse_junit((tmp / "r.xml").read_bytes())
-    assert report is not None
-    return report
+    return run_pytest(tmp)
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 from dgm.benchmarks.swebench import guard, holdings, mutations
 from dgm.benchmarks.swebench.copies import plan_copies
 from dgm.benchmarks.swebench.copy_names import Names, plain_literals
 from dgm.benchmarks.swebench.copy_plan import CopyPlan
-from dgm.benchmarks.swebench.judge import parse_junit
+
+from .pytest_runs import run_pytest
 
 # The copied test's expected value also occurs in tests that are not copied, as do other
 # format names, some as often, some more or less often.
@@ -88,13 +87,7 @@ def _run(tmp: Path, plan: CopyPlan, solution: str) -> dict[str, str]:
         (tmp / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp / path).write_text(text)
     (tmp / "fmt.py").write_text(solution)
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                    "--junitxml=r.xml", "-o", "junit_family=xunit1", "tests"], cwd=tmp,
-                   env={"PYTHONPATH": str(tmp), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-                   capture_output=True)  # fmt: skip
-    report = parse_junit((tmp / "r.xml").read_bytes())
-    assert report is not None
-    return report
+    return run_pytest(tmp)
 
 
 def test_a_true_fix_passes_the_original_and_fails_each_drawn_member(tmp_path: Path) -> None:
