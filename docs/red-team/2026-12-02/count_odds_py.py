@@ -35,7 +35,9 @@ def main() -> None:
     for ex in names:
         task = bench.task(f"python__{ex}")
         hits, chance, nfam = [], [], 0
+        files = {"fewest": [], "most": []}
         for d in range(draws):
+            per = {"fewest": 1.0, "most": 1.0}
             root = tmp / f"{ex}-{d}"
             plan = prepare_judge_tree(task, root)
             fams = collections.defaultdict(list)
@@ -72,11 +74,18 @@ def main() -> None:
                 low = min(m)
                 winners = [r for (r, _), c in zip(vals, m) if c == low]
                 hits.append(sum(winners) / len(winners))
+                per["fewest"] *= sum(winners) / len(winners)
+                top = [r for (r, _), c in zip(vals, m) if c == max(m)]
+                per["most"] *= sum(top) / len(top)
                 chance.append(1 / len(vals))
                 nfam += 1
+            if fams:
+                for r in files:
+                    files[r].append(per[r])
         if hits:
             totals.append((ex, statistics.mean(hits), statistics.mean(chance), nfam))
-            print(f"{ex:28s} fewest-uses {statistics.mean(hits):.2f}  chance {statistics.mean(chance):.2f}  families {nfam}", flush=True)
+            print(f"{ex:28s} fewest-uses {statistics.mean(hits):.2f}  chance {statistics.mean(chance):.2f}  families {nfam}"
+                  f"  whole file: fewest {statistics.mean(files['fewest']):.3f} most {statistics.mean(files['most']):.3f}", flush=True)
     print("all:", statistics.mean(h for _, h, _, _ in totals), statistics.mean(c for _, _, c, _ in totals))
 
 
