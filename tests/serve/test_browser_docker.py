@@ -150,14 +150,15 @@ def test_an_agent_written_script_shows_as_text(live) -> None:
     page.click('nav button[data-tab="tree"]')
     page.evaluate("document.getElementById('run').value = 'live';"
                   " document.getElementById('run').dispatchEvent(new Event('change'))")  # fmt: skip
-    page.wait("window.dgmShown.nodes > 1", 10, "the live run again")
+    page.wait("window.dgmShown.run === 'live' && window.dgmShown.nodes > 1", 30,
+              "the live run again")  # fmt: skip
 
 
 def test_ban_then_stop_from_the_page_take_effect_in_the_run(live) -> None:
     page: Page = live["page"]
     proc, run_dir = live["proc"], live["run_dir"]
-    page.evaluate("dgmTree.centerOn(1)")
-    page.wait("document.getElementById('node').dataset.node === '1'", 10, "node 1's page")
+    page.wait("window.dgmShown.run === 'live' && dgmTree.centerOn(1)", 30, "node 1 in the tree")
+    page.wait("document.getElementById('node').dataset.node === '1'", 30, "node 1's page")
     page.click("#ban")
     with Run.open(run_dir) as run:
         deadline = time.monotonic() + 240

@@ -79,6 +79,7 @@ async function loadRuns(wanted) {
 async function refresh() {
   if (S.busy) { S.again = true; return; }
   S.busy = true;
+  const run = S.run; // (the user may switch runs while this one loads)
   try {
     const data = await getJSON(api("/tree"));
     S.tree.setData(data);
@@ -87,7 +88,7 @@ async function refresh() {
     if (S.node !== null) await openNode(S.node, true);
     if (S.tab === "progress") once("progress", loadProgress); // may be slow: the tree goes on
     if (S.tab === "compare") once("compare", drawCompare);
-    window.dgmShown = { token: data.token, nodes: data.id.length, at: performance.now() };
+    window.dgmShown = { run, token: data.token, nodes: data.id.length, at: performance.now() };
     if (window.dgmReady === undefined) window.dgmReady = performance.now();
   } catch (e) { toast(String(e.message || e)); }
   S.busy = false;
