@@ -108,12 +108,7 @@ def main() -> None:
                 return sum(int(x.rsplit(":", 1)[1]) for x in out.splitlines() if ":" in x)
 
             files = guard.test_files(guard.test_command(rec["eval_script"]))
-            base: dict[str, str | None] = {}
-            for f in files:
-                shown = subprocess.run(["git", "--git-dir", str(bare), "show",
-                                        f"{rec['base_commit']}:{f}"], capture_output=True,
-                                       text=True)  # fmt: skip
-                base[f] = shown.stdout if shown.returncode == 0 else None
+            base = copy_plan.files_at(bare, rec["base_commit"], files)
             sources = copy_plan.with_test_patch(base, rec["test_patch"])
             f2p, p2p = (json.loads(x) if isinstance(x, str) else x
                         for x in (rec["FAIL_TO_PASS"], rec["PASS_TO_PASS"]))  # fmt: skip

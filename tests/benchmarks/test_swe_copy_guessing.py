@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import random
-import subprocess
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable
@@ -57,12 +56,7 @@ def instance_sources() -> dict[str, tuple[dict[str, str], list[str], list[str]]]
         for iid, rec in data.instances.items():
             files = guard.test_files(guard.test_command(rec["eval_script"]))
             bare = unpack(data, rec["repo"], Path(tmp))
-            base: dict[str, str | None] = {}
-            for f in files:
-                shown = subprocess.run(["git", "--git-dir", str(bare), "show",
-                                        f"{rec['base_commit']}:{f}"], capture_output=True,
-                                       text=True)  # fmt: skip
-                base[f] = shown.stdout if shown.returncode == 0 else None
+            base = copy_plan.files_at(bare, rec["base_commit"], files)
             sources = copy_plan.with_test_patch(base, rec["test_patch"])
             if sources:
                 out[iid] = (sources, rec["FAIL_TO_PASS"], rec["PASS_TO_PASS"])

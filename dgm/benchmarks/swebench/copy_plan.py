@@ -13,6 +13,18 @@ from pathlib import Path
 PASSING = ("PASSED", "XFAIL")
 
 
+def files_at(git_dir: Path, commit: str, files: list[str]) -> dict[str, str | None]:
+    """Each file's text at `commit` of the repository `git_dir` (None: not there), the
+    base `with_test_patch` takes (the judge reads them in the container instead; this is
+    for offline measurement over the bundled repositories)."""
+    base: dict[str, str | None] = {}
+    for path in files:
+        shown = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{commit}:{path}"],
+                               capture_output=True, text=True)  # fmt: skip
+        base[path] = shown.stdout if shown.returncode == 0 else None
+    return base
+
+
 def with_test_patch(base: dict[str, str | None], test_patch: str) -> dict[str, str] | None:
     """The test files after the instance's test patch (a None base: a file it creates);
     one it cannot be applied to here (a rename from a file not read: sqlfluff-1733) or
