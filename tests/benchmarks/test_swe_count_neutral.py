@@ -119,6 +119,22 @@ def test_a_value_the_test_repeats_changes_at_every_place_at_once() -> None:
             assert len(values) == 2 and values[0] == values[1]  # each body holds one value
 
 
+# The ten types the families were drawn from before round four: round four's reader (G7)
+# bet on the one member outside them.
+OLD_COMMON = (
+    "ValueError",
+    "TypeError",
+    "KeyError",
+    "IndexError",
+    "AttributeError",
+    "RuntimeError",
+    "NotImplementedError",
+    "LookupError",
+    "ZeroDivisionError",
+    "OSError",
+)
+
+
 def test_raise_only_families_come_from_one_class_whatever_the_original() -> None:
     rng = random.Random(1)
     for name in ("ValueError", "FileNotFoundError", "UnicodeDecodeError", "ModuleNotFoundError"):
@@ -130,7 +146,7 @@ def test_raise_only_families_come_from_one_class_whatever_the_original() -> None
             # pairwise unrelated: code raising any member fails every other one's copy
             types = [mutations.EXCEPTIONS[m] for m in family]
             assert not any(a is not b and issubclass(a, b) for a in types for b in types)
-            rare = [m for m in family if m not in mutations._COMMON]
+            rare = [m for m in family if m not in OLD_COMMON]
             alone += rare == [name]
         assert alone / 200 < 0.2, name  # round four's reader: the one outside the ten
     # the must-pass copies catch every member: no superclass of the original alone

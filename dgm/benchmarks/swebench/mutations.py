@@ -33,9 +33,6 @@ CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
 # What an expected exception is swapped for: built-in types (their relations are known).
 EXCEPTIONS = {n: t for n, t in vars(builtins).items() if isinstance(t, type)
               and issubclass(t, Exception) and not issubclass(t, Warning)}  # fmt: skip
-# The ten types the families were drawn from before round four (G7 measures against them).
-_COMMON = ("ValueError", "TypeError", "KeyError", "IndexError", "AttributeError", "RuntimeError",
-           "NotImplementedError", "LookupError", "ZeroDivisionError", "OSError")  # fmt: skip
 _RAISES = {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"}
 
 
