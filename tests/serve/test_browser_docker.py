@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from browser import Chromium, chromium_path
 
+from dgm.serve.runs import is_run_dir
 from dgm.store import Run, best_node
 from dgm.store.steering import requests
 from tests.conftest import POLYGLOT_DIR
@@ -50,7 +51,11 @@ class Page(Chromium):
             if value:
                 return value
             time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what or expression}")
+        seen = self.evaluate(
+            "JSON.stringify({shown: window.dgmShown, run: document.getElementById"
+            "('run').value, toast: document.getElementById('toast').textContent})"
+        )
+        raise AssertionError(f"timed out waiting for {what or expression}; the page: {seen}")
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +74,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
         stdout=log, stderr=subprocess.STDOUT, env=env,
     )  # fmt: skip
     deadline = time.monotonic() + 120
-    while not (run_dir / "run.toml").is_file():
+    while not is_run_dir(run_dir):  # (else the page opens on the small run instead)
         assert proc.poll() is None, (runs / "dry-run.log").read_text()
         assert time.monotonic() < deadline, "the dry run did not create its run folder"
         time.sleep(0.2)
@@ -94,7 +99,8 @@ def test_tree_grows_without_a_reload(live) -> None:
     page: Page = live["page"]
     page.evaluate("window.__sameDocument = true")
     first = page.evaluate("window.dgmShown.nodes")
-    page.wait(f"window.dgmShown && window.dgmShown.nodes > {max(first, 1)}", 300,
+    page.wait(f"window.dgmShown && window.dgmShown.run === 'live'"
+              f" && window.dgmShown.nodes > {max(first, 1)}", 300,
               "a child node to appear on the page")  # fmt: skip
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     assert "live" in page.evaluate("document.getElementById('live').textContent")

@@ -6,7 +6,7 @@
 const $ = id => document.getElementById(id);
 const S = { runs: [], run: null, token: "", tree: null, node: null, nodeJson: "",
             against: null, lastEvent: 0, events: [], tab: "tree", busy: false, again: false,
-            progress: {}, lastToken: "" };
+            progress: {}, lastToken: "", retry: null };
 
 function el(tag, props, ...kids) {
   const e = document.createElement(tag);
@@ -77,22 +77,26 @@ async function loadRuns(wanted) {
 
 // -- refresh on every change the stream reports -----------------------------------------
 async function refresh() {
+  clearTimeout(S.retry); // (a failed load tries again by itself, see below)
   if (S.busy) { S.again = true; return; }
   S.busy = true;
-  const run = S.run; // (the user may switch runs while this one loads)
+  const run = S.run; // the user may switch runs while this one loads: then load again
   try {
     const data = await getJSON(api("/tree"));
-    S.tree.setData(data);
-    S.lastToken = data.token;
-    $("tree-count").textContent = `${data.id.length} nodes` + (data.best !== null ? `, best ${data.best}` : "");
-    if (S.node !== null) await openNode(S.node, true);
-    if (S.tab === "progress") once("progress", loadProgress); // may be slow: the tree goes on
-    if (S.tab === "compare") once("compare", drawCompare);
-    window.dgmShown = { run, token: data.token, nodes: data.id.length, at: performance.now() };
-    if (window.dgmReady === undefined) window.dgmReady = performance.now();
-  } catch (e) { toast(String(e.message || e)); }
+    if (S.run === run) await show(run, data); else S.again = true;
+  } catch (e) { toast(String(e.message || e)); S.retry = setTimeout(refresh, 2000); }
   S.busy = false;
   if (S.again) { S.again = false; refresh(); }
+}
+async function show(run, data) {
+  S.tree.setData(data);
+  S.lastToken = data.token;
+  $("tree-count").textContent = `${data.id.length} nodes` + (data.best !== null ? `, best ${data.best}` : "");
+  if (S.node !== null) await openNode(S.node, true).catch(e => { S.node = null; toast(String(e.message || e)); });
+  if (S.tab === "progress") once("progress", loadProgress); // may be slow: the tree goes on
+  if (S.tab === "compare") once("compare", drawCompare);
+  window.dgmShown = { run, token: data.token, nodes: data.id.length, at: performance.now() };
+  if (window.dgmReady === undefined) window.dgmReady = performance.now();
 }
 const running = {};
 async function once(name, load) { // one load of a kind at a time; a change meanwhile: once more
@@ -117,7 +121,9 @@ function listen() {
 // -- the node page ---------------------------------------------------------------------
 async function openNode(id, quiet) {
   const q = S.against !== null && S.against !== undefined ? `?against=${S.against}` : "";
+  const run = S.run;
   const data = await getJSON(api(`/nodes/${id}${q}`));
+  if (S.run !== run) return; // the user switched runs while it loaded
   const json = JSON.stringify(data);
   if (quiet && json === S.nodeJson) return;
   if (!quiet) $("trajectory").hidden = true;
