@@ -196,6 +196,9 @@ class AdaptiveStrategyConfig(Section):
     retry: int = Field(default=2, ge=0)
     """A node with no success yet is probed likewise until it has this many results: one
     failure says little (0: off)."""
+    lineage: float = Field(default=0.0, ge=0)
+    """Pseudo-results of a prior from the node's lineage (its siblings' pooled rate, else
+    its parent's) in the challenger test, where it raises the node's mean (0: off)."""
 
 
 class FinalChoiceConfig(Section):

@@ -35,6 +35,13 @@ Three more, for the held-out landscapes (issue 27; none is in the six presets):
 - Specialists (`task_groups` > 0): tasks fall in that many groups and an improvement
   raises the ability on one group only (by twice the jump); declines hit every group.
 - `budget`: the landscape's own evaluation budget (None: the experiment's).
+
+One more (issue 27, round four):
+- Agent-by-task effects (`interaction_sd` > 0): each agent also has its own effect on
+  each task, Normal(0, `interaction_sd`) on the logit scale; a child keeps its parent's
+  and redraws each with probability `interaction_redraw`. Two agents then disagree on
+  which tasks are hard, so task difficulty no longer cancels in a paired comparison and
+  the pooled solve rate is a worse guide to an informative task.
 """
 
 from __future__ import annotations
@@ -90,6 +97,10 @@ class LandscapeParams(BaseModel):
     trap_boost: float = Field(default=3.0, ge=1)
     trap_ceiling: float = Field(default=0.45, gt=0, lt=1)
     task_groups: int = Field(default=0, ge=0)
+    interaction_sd: float = Field(default=0.0, ge=0)
+    """Spread of each agent's own per-task effects (logit scale; 0: none)."""
+    interaction_redraw: float = Field(default=0.3, ge=0, le=1)
+    """Chance a child redraws each of its parent's per-task effects."""
     budget: float | None = Field(default=None, gt=0)
     """Evaluation-equivalents a run gets on this landscape (None: the experiment's)."""
     target: float = Field(default=0.5, gt=0, lt=1)
@@ -119,6 +130,13 @@ class World:
             zip(self.task_ids, world_rng.normal(0.0, params.difficulty_sd, n_tasks), strict=True)
         )
         self._d = np.array([self.difficulty[t] for t in self.task_ids])
+        # Per-task effects: drawn from the world stream for the seed (same for every
+        # strategy), so the seed's rate is set with them in place.
+        self.interaction: dict[NodeId, np.ndarray] = {
+            ROOT: world_rng.normal(0.0, params.interaction_sd, n_tasks)
+            if params.interaction_sd
+            else np.zeros(n_tasks)
+        }
         self.theta: dict[NodeId, float] = {ROOT: self._theta_for_rate(params.seed_rate)}
         self.log_metaprod: dict[NodeId, float] = {ROOT: 0.0}
         self.parent: dict[NodeId, NodeId | None] = {ROOT: None}
@@ -141,14 +159,15 @@ class World:
     def true_rate(self, node: NodeId) -> float:
         rate = self._true_rate.get(node)
         if rate is None:
-            ability = self.theta[node] + self.offsets[node][self._group]
+            ability = self.theta[node] + self.offsets[node][self._group] + self.interaction[node]
             rate = float(np.mean(_sigmoid(ability - self._d)))
             self._true_rate[node] = rate
         return rate
 
     def solve_probability(self, node: NodeId, task: str) -> float:
         i = self._task_index[task]
-        return float(_sigmoid(self.theta[node] + self.offsets[node][self._group[i]] - self._d[i]))
+        ability = self.theta[node] + self.offsets[node][self._group[i]] + self.interaction[node][i]
+        return float(_sigmoid(ability - self._d[i]))
 
     def metaproductivity(self, node: NodeId) -> float:
         return math.exp(self.log_metaprod[node])
@@ -190,6 +209,7 @@ class World:
         theta = self.theta[parent] + delta
         self.theta[child] = min(theta, max(self._trap_theta, self.theta[parent])) if trap else theta
         self.offsets[child] = offsets
+        self.interaction[child] = self._inherit_interaction(parent)
         self.trap[child] = trap
         self.skills[child] = frozenset(skills)
         log_m = (
@@ -208,12 +228,23 @@ class World:
         return real
 
     # -- helpers --------------------------------------------------------------------------
+    def _inherit_interaction(self, parent: NodeId) -> np.ndarray:
+        effects = self.interaction[parent]
+        sd = self.params.interaction_sd
+        if not sd:
+            return effects
+        rng = self._mutation_rng
+        redraw = rng.random(len(effects)) < self.params.interaction_redraw
+        return np.where(redraw, rng.normal(0.0, sd, len(effects)), effects)
+
     def _theta_for_rate(self, rate: float) -> float:
-        """The ability whose mean solve rate over these tasks is `rate` (bisection)."""
+        """The ability whose mean solve rate over these tasks is `rate` (bisection), with
+        the seed's per-task effects (none unless `interaction_sd`)."""
         lo, hi = -20.0, 20.0
+        effects = self.interaction[ROOT]
         for _ in range(80):
             mid = (lo + hi) / 2
-            if np.mean(_sigmoid(mid - self._d)) < rate:
+            if np.mean(_sigmoid(mid + effects - self._d)) < rate:
                 lo = mid
             else:
                 hi = mid

@@ -99,6 +99,21 @@ HELD_OUT: dict[str, LandscapeParams] = {
         task_groups=5,
         **_MISMATCH,
     ),
+    # Round four (issue 27): added and declared held out before any policy ran on them.
+    "idiosyncratic": LandscapeParams(
+        description="agent-by-task effects (sd 1.0, 30% redrawn per child): agents "
+        "disagree on which tasks are hard",
+        interaction_sd=1.0,
+        interaction_redraw=0.3,
+        **_MISMATCH,
+    ),
+    "costly-children": LandscapeParams(
+        description="half the expansions fail, and one costs 3 evaluations and 3 hours",
+        failure_rate=0.5,
+        expansion_cost=3.0,
+        expand_hours=3.0,
+        **_MISMATCH,
+    ),
 }
 LANDSCAPES: dict[str, LandscapeParams] = {**PRESETS, **DEV, **HELD_OUT}
 

@@ -145,6 +145,14 @@ ABLATION: dict[str, Variant] = {
             meaning="adaptive; each challenger one result first, then the challenger with the "
             "best lower bound, no hysteresis, no probe",
         ),
+        # Issue 27 round five: a child of a productive lineage raced sooner (not the default).
+        Variant(
+            "lineage-prior",
+            "adaptive",
+            {"adaptive": {"lineage": 4.0}},
+            meaning="adaptive; a challenger by its mean with 4 pseudo-results at its "
+            "siblings' pooled rate, where that raises it",
+        ),
     )
 }
 

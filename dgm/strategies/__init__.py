@@ -97,6 +97,7 @@ def _build(
             screen=a.screen,
             probe=a.probe,
             retry=a.retry,
+            lineage=a.lineage,
         )
     if config.name == "greedy":
         return GreedyStrategy(rng)

@@ -30,7 +30,8 @@ ship. This policy keeps hgm's schedule and changes:
   mean. Measured and dropped (dgm/simulate/README.md): racing only the top challenger,
   evaluating the incumbent too (LUCB), a prior for a child from its parent (in the race
   or in the Thompson draw), no expansions while a challenger races, the probe on a task
-  the parent failed: none beat this on mismatch.
+  the parent failed: none beat this on mismatch. Nor did `lineage` (off by default): a
+  node's mean in the challenger test with pseudo-results at its siblings' pooled rate.
 - The task: the node's open task whose pooled solve rate over all nodes is nearest 0.5
   (`task_order = "informative"`). No stage gate.
 - Endgame (`endgame` = k, when the run has an evaluation budget): with less than
@@ -69,6 +70,7 @@ class AdaptiveStrategy(HGMStrategy):
         screen: int = 0,
         probe: int = 0,
         retry: int = 0,
+        lineage: float = 0.0,
     ) -> None:
         super().__init__(rng, alpha=alpha, skip_barren=True, startup=False, take_other_action=True)
         self.parent_rule = parent_rule
@@ -84,6 +86,7 @@ class AdaptiveStrategy(HGMStrategy):
         self.screen = screen
         self.probe = probe
         self.retry = retry
+        self.lineage = lineage
 
     def wants_expansion(self, state: SearchState) -> bool:
         """hgm's rule, except in the endgame: with less than `endgame` x min_evals of the
@@ -109,7 +112,8 @@ class AdaptiveStrategy(HGMStrategy):
         s, f = solved[idx], failed[idx]
         i = state.index(incumbent)
         bs, bf = int(solved[i]), int(failed[i])
-        mean = (1.0 + s) / (2.0 + s + f)
+        ps, pf = self.lineage_prior(state, idx)
+        mean = (1.0 + s + ps) / (2.0 + s + f + ps + pf)
         # Hysteresis: a node stays a challenger while its mean plus `stay` posterior sds
         # (normal approximation) is above the incumbent's mean: a few unlucky results
         # do not drop a good newcomer.
@@ -150,6 +154,32 @@ class AdaptiveStrategy(HGMStrategy):
             draws = np.where(probed, draws + 3.0, draws)
         node = state.node_id(int(idx[np.argmax(draws)]))
         return Evaluate(node, self.choose_task(state, node, incumbent))
+
+    def lineage_prior(self, state: SearchState, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(pseudo-successes, pseudo-failures) per node of `idx` for the challenger test:
+        `lineage` results at the rate pooled over its siblings' clades (what its parent's
+        other children measured), shrunk towards its parent's own posterior mean by 2
+        pseudo-results. Good parents are heritable (metaproductivity), so a 1/2 child of a
+        parent whose children measured well may race a lucky incumbent at once. It only
+        promotes: where it would lower the node's own mean it is left out (measured: a
+        prior both ways, also in the Thompson draw, shipped later). Zeros when off."""
+        ps, pf = np.zeros(len(idx)), np.zeros(len(idx))
+        if not self.lineage:
+            return ps, pf
+        own_s, own_f = state.own_record()
+        clade_s, clade_f = state.clade_record()
+        for k, i in enumerate(idx):
+            parent = state.parent(state.node_id(int(i)))
+            if parent is None:
+                continue
+            p = state.index(parent)
+            sib_s = clade_s[p] - own_s[p] - clade_s[i]
+            sib_f = clade_f[p] - own_f[p] - clade_f[i]
+            parent_mean = (1.0 + own_s[p]) / (2.0 + own_s[p] + own_f[p])
+            m = (sib_s + 2.0 * parent_mean) / (sib_s + sib_f + 2.0)
+            if m > (1.0 + own_s[i]) / (2.0 + own_s[i] + own_f[i]):  # it only promotes
+                ps[k], pf[k] = self.lineage * m, self.lineage * (1.0 - m)
+        return ps, pf
 
     def race_priority(self, s: np.ndarray, f: np.ndarray, draws: np.ndarray) -> np.ndarray:
         """Order among challengers: a Thompson draw, or ("lower") first each challenger with

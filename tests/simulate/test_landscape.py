@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dgm.simulate.landscape import LandscapeParams, World
-from dgm.simulate.presets import PRESETS
+from dgm.simulate.presets import HELD_OUT, LANDSCAPES, PRESETS
 
 
 def children_of_root(params: LandscapeParams, n: int, seed: int = 0):
@@ -83,3 +83,40 @@ def test_same_seed_same_world_and_the_plan_follows_the_stages():
     plan = a.plan()
     assert len(plan.stage1) == 10 and len(plan.stage2) == 40
     assert plan.stage2_threshold == 0.4
+
+
+def test_agent_by_task_effects_make_agents_disagree_on_which_tasks_are_hard():
+    params = LANDSCAPES["idiosyncratic"]
+    world = World(params, 5)
+    assert world.true_rate(0) == pytest.approx(params.seed_rate, abs=1e-6)
+    kids = [k for k in (world.expand(0) for _ in range(400)) if k is not None]
+    redrawn = np.mean([np.mean(world.interaction[k] != world.interaction[0]) for k in kids])
+    assert redrawn == pytest.approx(params.interaction_redraw, abs=0.02)
+
+    # Two siblings rank the tasks differently; on mismatch (no effects) they agree exactly.
+    def task_order_agreement(world: World, a: int, b: int) -> float:
+        pa = [world.solve_probability(a, t) for t in world.task_ids]
+        pb = [world.solve_probability(b, t) for t in world.task_ids]
+        return float(np.corrcoef(np.argsort(np.argsort(pa)), np.argsort(np.argsort(pb)))[0, 1])
+
+    assert task_order_agreement(world, kids[0], kids[1]) < 0.95
+    plain, plain_kids = children_of_root(PRESETS["mismatch"], 5, seed=5)
+    valid = [k for k in plain_kids if k is not None]
+    assert task_order_agreement(plain, valid[0], valid[1]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("name", ["idiosyncratic", "costly-children"])
+def test_round_four_landscapes_are_held_out_and_deterministic_per_seed(name):
+    assert name in HELD_OUT
+    a, b = World(LANDSCAPES[name], 3), World(LANDSCAPES[name], 3)
+    kids_a, kids_b = [a.expand(0) for _ in range(30)], [b.expand(0) for _ in range(30)]
+    assert kids_a == kids_b
+    assert [a.true_rate(k) for k in kids_a if k] == [b.true_rate(k) for k in kids_b if k]
+    assert [a.evaluate(0, t) for t in a.task_ids] == [b.evaluate(0, t) for t in b.task_ids]
+    assert World(LANDSCAPES[name], 4).true_rate(0) == pytest.approx(0.3, abs=1e-6)
+
+
+def test_costly_children_fail_half_the_time():
+    world = World(LANDSCAPES["costly-children"], 0)
+    failed = np.mean([world.expand(0) is None for _ in range(4000)])
+    assert failed == pytest.approx(0.5, abs=0.03)
