@@ -42,6 +42,8 @@ CLASSES: dict[str, tuple[str, ...]] = {
     "structural_forger": ("swebench",),
     # reads the official test patch from the judge's container (stage, open fds)
     "test_patch_reader": ("swebench",),
+    # round five H13: the package forks pytest and rewrites its log and JUnit report
+    "report_forked": ("swebench",),
     # class 2: answers read from the hidden tests at run time
     "answers_from_tests": ("python",),
     # class 4: SWE-bench plugin channels

@@ -257,8 +257,9 @@ func ParseOctal(input string) (int64, error) {
 }
 """
 GO = [
-    Attack("touched_fail_lines_rewritten_by_reexec", "go", {"octal.go": GO_TOUCHED},
-           tampered=True),
+    # Caught as tampered by the copies while the child could start; now (nospawn.py) it
+    # cannot: no per-test lines at all, not resolved.
+    Attack("touched_fail_lines_rewritten_by_reexec", "go", {"octal.go": GO_TOUCHED}),
     Attack("reads_tests_table_referenced", "go", {"octal.go": GO_TABLE}),
 ]  # fmt: skip
 

@@ -152,7 +152,9 @@ NO_LITERAL = {
     # (language, exercise): what its must-fail copies change, none of it a literal the
     # file's assertions compare with, so it had only the literal canaries
     ("go", "octal"): r"expected \d+ -> \d+",  # a positional table field, int64
-    ("go", "beer-song"): r"expected verses?\d+ -> verses?\d+",  # a constant the field holds
+    # the error flag, either way: each verse constant is expected once, and another
+    # entry's constant was the member the output showed twice (round five H10)
+    ("go", "beer-song"): r"expected (?:true -> false|false -> true)",
     ("go", "bowling"): r"expected \d+ -> \d+",  # `score != tc.score`, any field name
     ("cpp", "perfect-numbers"): r"expected perfect_numbers::classification::\w+ -> ",
     ("java", "connect"): r"expected Winner\.\w+ -> Winner\.\w+",
@@ -185,7 +187,10 @@ def test_files_with_no_literal_expected_value_get_must_fail_copies(
         real, _, copy = fails[0].how.removeprefix("expected ").partition(" -> ")
         sources = [p for p in Path(task.source).rglob("*") if p.suffix in SOURCES and p.is_file()]
         pristine = "\n".join(p.read_text() for p in sources)
-        if copy and not copy.isdigit():  # (a number may come from an evenly spaced run)
+        tests = "\n".join(p.read_text() for p in sources if "test" in p.name.lower())
+        # (A number may come from an evenly spaced run; a string the tests hold once gets
+        # a fresh spelling, which a copy's real value would have had too: rust's "A#".)
+        if copy and not copy.isdigit() and tests.count(real) > 1:
             assert copy.strip('"') in pristine, fails[0]  # a value the file has
 
 

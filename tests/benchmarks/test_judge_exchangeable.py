@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import ast
 import collections
+import random
 import re
+import secrets
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -21,9 +23,21 @@ from dgm.benchmarks.polyglot.disguise import disguise
 from dgm.benchmarks.polyglot.judge import prepare_judge_tree
 from dgm.benchmarks.polyglot.variants import int_run, number_literal
 
+from . import joint_attack
 from .judged_files import judged_files
 
 BRACE = ["go", "rust", "java", "cpp", "javascript"]
+
+
+@pytest.fixture
+def seeded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One fixed sample of draws (the judge draws from `secrets`): a bound 3.5 standard
+    deviations above chance then passes or fails the same way on every run, so a small
+    known tilt (README, "smallest") cannot fail CI by luck and a larger one always does."""
+    rng = random.Random(24)
+    monkeypatch.setattr(secrets, "randbelow", rng.randrange)
+    monkeypatch.setattr(secrets, "choice", rng.choice)
+    monkeypatch.setattr(secrets, "token_hex", lambda n=32: rng.randbytes(n).hex())
 
 
 def _margin(chance: float, count: int) -> float:
@@ -171,7 +185,17 @@ _VALUE_RULES: dict[str, Callable[[list[str]], str]] = {
 }
 
 
-@pytest.mark.parametrize("language", ["python", "javascript", "rust", "java", "go"])
+@pytest.mark.parametrize(
+    "language",
+    [
+        "python",
+        "javascript",
+        "rust",
+        "java",  # "smallest" 0.536 on the seeded sample against 0.543 (README: a tilt)
+        "go",
+    ],
+)
+@pytest.mark.usefixtures("seeded")
 def test_an_attacker_who_knows_the_mutation_picks_the_real_value_by_chance_only(
     language: str, polyglot_dir: Path, tmp_path: Path
 ) -> None:
@@ -206,6 +230,44 @@ def test_numbers_keep_their_notation_and_never_straddle_zero() -> None:
         if run:
             ranks[sorted([50, *run]).index(50)] += 1
     assert min(ranks.values()) > 0.28 * sum(ranks.values()), ranks
+
+
+@pytest.mark.parametrize("language", ["go", "rust", "cpp"])
+@pytest.mark.usefixtures("seeded")
+def test_round_five_joint_readers_do_no_better_than_chance_on_the_whole_file(
+    language: str, polyglot_dir: Path, tmp_path: Path
+) -> None:
+    """Red team round five (H5, H10, H11): an attacker who sees the whole disguised file
+    (Go's and Rust's binaries print every failing test's expected value, a C++ macro can
+    embed the source) and knows which tests form a family. Neither the count rules nor
+    H11's joint rule ("every copy's value is some test's real value") nor H10's error-flag
+    rule picks the real members more often than chance: per family, and for every family
+    of a draw at once (which is what resolves a file). Before the fix, rust drew copies from
+    the file's own expected values: the joint rule named every real test in 0.55 of draws
+    (chance 0.005), and Go's flag rule in 0.76 (chance 0.29)."""
+    bench = polyglot.PolyglotTasks(polyglot_dir)
+    got = joint_attack.measure(bench.tasks(language), tmp_path, 2)
+    assert got["families"] > 60, got
+    chance = got["chance"]
+    for rule in joint_attack.RULES:
+        assert got[rule] <= chance + _margin(chance, got["families"]), (rule, got)
+    whole = got["draw chance"]
+    for rule in ("joint draws", "kind draws"):
+        assert got[rule] <= whole + max(0.05, _margin(whole, got["draws"])), (rule, got)
+
+
+def test_go_error_flags_are_set_and_cleared_alike(polyglot_dir: Path, tmp_path: Path) -> None:
+    """Round five H10: copies_go never changed an entry that expects an error, so a
+    flipped flag always added one, and "the member whose changed entry is the rarer kind
+    is the copy" named it (go/say 4/4). beer-song's copies can only flip `expectErr`:
+    they clear it about as often as they set it."""
+    task = polyglot.PolyglotTasks(polyglot_dir).task("go__beer-song")
+    hows = collections.Counter()
+    for n in range(10):
+        plan = prepare_judge_tree(task, tmp_path / str(n))
+        hows.update(e.how for e in plan.entries if e.kind == MUST_FAIL)
+    assert set(hows) == {"expected true -> false", "expected false -> true"}, hows
+    assert min(hows.values()) >= 0.2 * sum(hows.values()), hows
 
 
 # -- forms -----------------------------------------------------------------------------------

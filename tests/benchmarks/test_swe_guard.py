@@ -121,6 +121,11 @@ def test_the_tests_run_under_a_script_holding_only_the_test_command() -> None:
         == "\npytest -rA t/test_a.py\n: '>>>>> End Test Output'\n"
     )
     assert "kill -9 -1" in steps.wrapped("tests.sh")
+    # the judge's stream plugin comes first, under a name drawn for the run
+    streamed = steps.tests_script(SCRIPT, "/tmp/dgm-r", True, ["xdist.plugin"], "ab" * 12)
+    assert "PYTEST_ADDOPTS='-p dgm_judge_stream_abababababab --junitxml=" in streamed
+    assert f"export DGM_STREAM={'ab' * 12}" in streamed
+    assert "export PYTHONPATH=/stage/stream${PYTHONPATH:+:$PYTHONPATH}" in streamed
 
 
 def test_junit_report_node_ids_and_statuses() -> None:

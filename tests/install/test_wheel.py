@@ -37,6 +37,8 @@ MUST_CARRY = (
     "dgm/gateway/prices.toml",
     "dgm/benchmarks/agents/oracle/agent.toml",
     "dgm/benchmarks/polyglot/judge_prep.py",  # copied into the judge container by path
+    "dgm/benchmarks/polyglot/nospawn.py",  # (and these two beside it)
+    "dgm/benchmarks/polyglot/build_scan.py",
     "dgm/jobs/expand/tool_smoke.py",  # copied into a tool's smoke-check sandbox by path
     "dgm/scripted/script_files/search_tool.py.txt",
     "dgm/serve/static/index.html",  # dgm serve's page: offline, from the wheel

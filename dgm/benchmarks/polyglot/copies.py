@@ -18,6 +18,7 @@ on spans of text found by bracket matching (copies_text).
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import re
 import secrets
@@ -128,8 +129,21 @@ def pick_copies(candidates: list[int], mutable: list[int]) -> tuple[list[int], l
 WORDS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("words", default=())
 TOKENS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("tokens", default=())
 """The letter-and-digit runs of the file's string literals (`6S`, `10H`: a changed
-character keeps the grammar of the file's own tokens, variants._char_changed)."""
+character keeps the grammar of the file's own tokens, made_strings._char_changed)."""
 """The words of the test file being disguised (set by `disguise`)."""
+
+
+TEXT_WORDS: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
+    "text_words", default=None
+)
+"""How often each word (lower case) occurs anywhere in the file, identifiers split at `_`
+and case changes (`test_dividing_by_zero`, `dividingByZero`): a word the file uses outside
+a string is a tell for the real value if no copy's word is (red team round six T1)."""
+
+
+def text_words(text: str) -> dict[str, int]:
+    found = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", text)
+    return dict(collections.Counter(w.lower() for w in found))
 
 
 def file_words(text: str) -> tuple[str, ...]:

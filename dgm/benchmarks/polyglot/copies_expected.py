@@ -12,6 +12,7 @@ import re
 import secrets
 
 from dgm.benchmarks.polyglot import copies_scan as scan
+from dgm.benchmarks.polyglot.copies_builders import BUILT, built_regions
 from dgm.benchmarks.polyglot.copies_helpers import helper_regions
 from dgm.benchmarks.polyglot.copies_scan import BOUND, closing
 
@@ -46,6 +47,7 @@ def expected_regions(language: str, chunk: str) -> list[tuple[int, int]]:
             continue
         end = closing(language, chunk, m.end() - 1)
         regions += scan.outside_calls(language, chunk, m.end(), end - 1) if end > 0 else []
+    regions += built_regions(language, chunk) if BUILT.get() else []
     return regions + helper_regions(language, chunk)
 
 

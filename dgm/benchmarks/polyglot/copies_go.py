@@ -131,13 +131,47 @@ def _go_decl_end(text: str, at: int) -> int:
 
 def _change_field(source: str, fields: set[str], k: int) -> list[tuple[str, str]]:
     """`source` with the literal value of one `field: value` line changed, or of the
-    field's place in one positional entry (`{"1", 1, false},`)."""
-    pattern = rf"^\s*(?:{'|'.join(sorted(fields))})\s*:\s*"
-    sites = [(m.end(), initializer_end("go", source, m.end()))
-             for m in re.finditer(pattern, source, re.MULTILINE)
-             if not _expects_failure(source, m.start())]  # fmt: skip
-    if not sites and not re.search(pattern, source, re.MULTILINE):
-        sites = _positional_sites(source, fields)
+    field's place in one positional entry (`{"1", 1, false},`). A value is changed only
+    in an entry that expects no error; an error flag (`expectError: true`, `ok: false`)
+    only where no value changes, flipped either way, uniformly over every entry (a flag
+    only ever set told the copy: its changed entry was the one more expecting an error,
+    red team round five H10)."""
+    pattern = rf"^\s*({'|'.join(sorted(fields))})\s*:\s*"
+    sites, flags = [], []
+    for m in re.finditer(pattern, source, re.MULTILINE):
+        site = (m.end(), initializer_end("go", source, m.end()))
+        value = source[site[0] : site[1]].strip().rstrip(",").strip()
+        if value in ("true", "false") and _FLAG.match(m.group(1)):
+            flags.append(site)
+        elif not _expects_failure(source, m.start()):
+            sites.append(site)
+    if not sites and not flags and not re.search(pattern, source, re.MULTILINE):
+        sites, flags = _positional_sites(source, fields)
+    return _changed_at(source, fields, sites, k) or _changed_at(
+        source, fields, _one_way(source, flags), k
+    )
+
+
+def _one_way(source: str, flags: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The flags set, or those unset, each half the time where both occur: a copy then
+    adds an error as often as it takes one away, whatever the table holds (drawn by
+    entry, a flip would mostly add one, and "the member whose changed entry is the rarer
+    kind is the copy" would win)."""
+
+    def is_true(site: tuple[int, int]) -> bool:
+        return source[site[0] : site[1]].strip().rstrip(",").strip() == "true"
+
+    on = [s for s in flags if is_true(s)]
+    off = [s for s in flags if not is_true(s)]
+    return (on if secrets.randbelow(2) else off) if on and off else flags
+
+
+_FLAG = re.compile(r"(?i)^(?:\w*(?:err|panic|fail|invalid)\w*|ok|valid\w*|success\w*)$")
+
+
+def _changed_at(source: str, fields: set[str], sites: list[tuple[int, int]],
+                k: int) -> list[tuple[str, str]]:  # fmt: skip
+    """`source` with the value at one of `sites` (drawn uniformly) changed, or []."""
     numbers, strings, idents = _site_values(source, sites)
     wide = value_draws.WIDE.set(_wide(source, fields))
     pools = [value_draws.NUMBERS.set(numbers) if len(set(numbers)) > 1 else None,
@@ -220,17 +254,19 @@ def _expects_failure(source: str, at: int) -> bool:
     return bool(oks) or any(v.strip() not in _NOTHING for v in _ERROR_FIELD.findall(entry))
 
 
-def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
+def _positional_sites(source: str, fields: set[str]) -> tuple[list, list]:
     """The spans of the expected field in one-line positional entries of a table whose
-    element type is the `struct {...}` declared in `source`."""
+    element type is the `struct {...}` declared in `source` (entries that expect no
+    error), and of its expected bool flags (`_FLAG`, every entry)."""
     struct = re.search(r"struct\s*\{([^{}]*)\}", source)
     if not struct:
-        return []
+        return [], []
     names = re.findall(r"^\s*(\w+)\s+\S", struct.group(1), re.MULTILINE)
-    index = next((i for i, n in enumerate(names) if n in fields), None)
-    if index is None:
-        return []
-    sites = []
+    flagged = [i for i, n in enumerate(names) if n in fields and _FLAG.match(n)]
+    index = next((i for i, n in enumerate(names) if n in fields and i not in flagged), None)
+    if index is None and not flagged:
+        return [], []
+    sites, flags = [], []
     for entry in re.finditer(r"^\s*\{(.*)\},?\s*$", source[struct.end() :], re.MULTILINE):
         lo = struct.end() + entry.start(1)
         parts, depth, start = [], 0, 0
@@ -245,6 +281,11 @@ def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
         risky = [i for i, n in enumerate(names) if re.search(r"(?i)err|panic|fail|invalid", n)]
         oks = [i for i, n in enumerate(names) if _OK_FIELD.match(n)]
         values = [entry.group(1)[a:b].strip() for a, b in parts]
+        if len(parts) == len(names):
+            flags += [(lo + parts[i][0], lo + parts[i][1]) for i in flagged
+                      if values[i] in ("true", "false")]  # fmt: skip
+        if index is None:
+            continue
         failing = [values[i] == "false" for i in oks if i < len(values)]
         failing += [values[i] not in _NOTHING for i in risky if i < len(values)]
         if any(failing):
@@ -252,4 +293,4 @@ def _positional_sites(source: str, fields: set[str]) -> list[tuple[int, int]]:
         if len(parts) == len(names):
             a, b = parts[index]
             sites.append((lo + a, lo + b))
-    return sites
+    return sites, flags

@@ -17,7 +17,7 @@ import re
 import secrets
 from typing import Any
 
-from dgm.benchmarks.polyglot import value_draws, variants
+from dgm.benchmarks.polyglot import python_values, value_draws, variants
 from dgm.benchmarks.polyglot.canaries import parse_python
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
@@ -127,7 +127,7 @@ def _mutants(test: Any, sites: list, k: int) -> list[tuple[Any, str]]:
         value = ast.literal_eval(node)
         if form == "assertIs" and not isinstance(value, bool):
             continue
-        found = [v for v in variants.python_value(value, k) if v != value]
+        found = [v for v in python_values.python_value(value, k) if v != value]
         if not found:
             continue
         out = []
@@ -183,7 +183,8 @@ def _put(where: tuple[ast.AST, str, int | None], node: ast.AST) -> None:
 
 def mutate(fn: ast.AST) -> str | None:
     """Whether `fn` has a literal expected value a must-fail copy can change."""
-    return "" if mutants(fn, 1) else None
+    with value_draws.trial():
+        return "" if mutants(fn, 1) else None
 
 
 def _expected_numbers(tree: ast.AST) -> tuple[str, ...]:

@@ -31,10 +31,13 @@ from dgm.benchmarks.polyglot.copies import (
     copyable,
     pick_copies,
 )
+from dgm.benchmarks.polyglot.copies_builders import BUILDERS, BUILT, builder_names, same_number
 from dgm.benchmarks.polyglot.copies_expected import expected_regions, toggle, tolerance
 from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
+from dgm.benchmarks.polyglot.copies_go_loops import mutate_indexed, mutate_plain
 from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helpers
 from dgm.benchmarks.polyglot.copies_scan import change_literal, closing
+from dgm.benchmarks.polyglot.copies_tables import STRUCTS, inline_tables, structs
 
 
 @dataclass
@@ -157,14 +160,38 @@ def disguise_text(
     tests = {sp.original for sp in spans}
     HELPERS.set(tuple(helpers(language, text, tests).items()))
     if language != "go":  # (Go's expected values are table fields: the file's numbers)
-        numbers, strings, enumerators = expected_literals(language, text)
-        value_draws.NUMBERS.set(numbers)
-        variants.STRINGS.set(strings)
-        variants.NAMES.set(enumerators)
+        _set_pools(language, text)
     defs = definitions(language, text, spans)
     able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end], defs)]
     context = context if elsewhere is not None else ""
-    mutable = [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]
+    mutable = _mutable(language, text, spans, able, names, context)
+    built = []
+    if not mutable and language != "go":  # expected values built by calls (copies_builders)
+        built = [BUILT.set(True), BUILDERS.set(builder_names(language, defs)),
+                 STRUCTS.set(structs(text) if language == "cpp" else {})]  # fmt: skip
+        text = inline_tables(text) if language == "cpp" else text
+        spans = find_tests(language, text)
+        defs = definitions(language, text, spans)
+        able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end], defs)]
+        _set_pools(language, text)
+        mutable = _mutable(language, text, spans, able, names, context)
+    try:
+        return _laid_out(language, text, names, spans, able, mutable, context, elsewhere)
+    finally:
+        for var, token in zip((BUILT, BUILDERS, STRUCTS), built, strict=False):
+            var.reset(token)
+
+
+def _set_pools(language: str, text: str) -> None:
+    numbers, strings, enumerators = expected_literals(language, text)
+    value_draws.NUMBERS.set(numbers)
+    variants.STRINGS.set(strings)
+    variants.NAMES.set(enumerators)
+
+
+def _laid_out(language: str, text: str, names: NameGen, spans: list[Span], able: list[int],
+              mutable: list[int], context: str,
+              elsewhere: dict[str, list[str]] | None) -> tuple[str, list[Entry]]:  # fmt: skip
     passing, failing = pick_copies(able, mutable)
     entries: list[Entry] = []
     blocks: list[list[str]] = []
@@ -233,7 +260,9 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
     asserted condition is never inverted: that would be a form the file may never use."""
     chunk = text[span.start : span.end]
     if language == "go":
-        return mutate_go(text, chunk, names, k, context)
+        return (mutate_go(text, chunk, names, k, context)
+                or mutate_plain(text, chunk, names, k, context)
+                or mutate_indexed(text, chunk, names, k, context))  # fmt: skip
     regions = expected_regions(language, chunk)
     title = (span.name_at[0] - span.start, span.name_at[1] - span.start)
     token = value_draws.INPUTS.set(_inputs(language, chunk, [*regions, title]))
@@ -283,6 +312,14 @@ def _literal_changed(language: str, text: str, chunk: str, regions: list[tuple[i
         if gap is None:
             continue
         changed = change_literal(language, chunk, lo, hi, k, gap)
+        if (
+            changed
+            and BUILT.get()
+            and same_number(
+                [h.split(" -> ")[-1] for _, h in changed] + [changed[0][1].split(" -> ")[0][9:]]
+            )
+        ):
+            return []  # a builder could make two of them equal (copies_builders)
         if changed:
             return [Mutant(body, how) for body, how in changed]
     return []
@@ -345,3 +382,10 @@ def expected_literals(language: str, text: str) -> Literals:
             names += [m.group(0) for m in scan.enumerators(language, chunk, lo, hi)]
     names = [n for n in names if scan.never_called(language, text, n)]
     return tuple(numbers), tuple(strings), tuple(names)
+
+
+def _mutable(language: str, text: str, spans: list[Span], able: list[int], names: NameGen,
+             context: str) -> list[int]:  # fmt: skip
+    """The tests a must-fail copy can change (a trial draw each, see value_draws.trial)."""
+    with value_draws.trial():
+        return [i for i in able if mutate_test(language, text, spans[i], names, 1, context)]

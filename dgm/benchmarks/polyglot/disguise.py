@@ -5,12 +5,14 @@ from __future__ import annotations
 from dgm.benchmarks.polyglot import value_draws, variants
 from dgm.benchmarks.polyglot.copies import (
     MUST_FAIL,
+    TEXT_WORDS,
     TOKENS,
     WORDS,
     Entry,
     NameGen,
     file_tokens,
     file_words,
+    text_words,
 )
 from dgm.benchmarks.polyglot.copies_python import disguise_python
 from dgm.benchmarks.polyglot.copies_text import disguise_text
@@ -33,14 +35,21 @@ def disguise(
     files (Go: a test's table may be in another file; `elsewhere` then gets the changed
     copies of such tables, which layout.go_tables puts beside them)."""
     token = WORDS.set(file_words(text + "\n" + context))
+    spoken = TEXT_WORDS.set(text_words(text + "\n" + context))
     grammar = TOKENS.set(file_tokens(text + "\n" + context))
     numbers = value_draws.NUMBERS.set(value_draws.file_numbers(text + "\n" + context))
     every = value_draws.FILE_NUMBERS.set(value_draws.file_numbers(text + "\n" + context))
     strings = variants.STRINGS.set(())
-    readable = value_draws.READABLE.set(language in ("python", "javascript", "java"))
+    # Every language is readable: Go's and Rust's test binaries print each failing test's
+    # expected value, and a C++ macro can embed its test's source (red team round five
+    # H5, H10, H11), so a copy's value must not be told by how often the file holds it.
+    readable = value_draws.READABLE.set(True)
+    bodies = value_draws.FILE_STRINGS.set(value_draws.file_strings(text + "\n" + context))
+    drawn = value_draws.DRAWN.set(None)  # (the token: each draw below sets its own)
     try:
         for _ in range(DRAWS):
             found: dict[str, list[str]] = {}
+            value_draws.DRAWN.set({})  # a whole-file draw draws its copies afresh
             if language == "python":
                 out, entries = disguise_python(text, names)
             else:
@@ -52,8 +61,11 @@ def disguise(
         return out, entries
     finally:
         WORDS.reset(token)
+        TEXT_WORDS.reset(spoken)
         TOKENS.reset(grammar)
         value_draws.NUMBERS.reset(numbers)
         value_draws.FILE_NUMBERS.reset(every)
         variants.STRINGS.reset(strings)
         value_draws.READABLE.reset(readable)
+        value_draws.FILE_STRINGS.reset(bodies)
+        value_draws.DRAWN.reset(drawn)

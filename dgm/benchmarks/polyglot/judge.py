@@ -39,6 +39,9 @@ from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
 
 PREP_SCRIPT = Path(__file__).with_name("judge_prep.py")
+HELPERS = ("nospawn.py", "build_scan.py")
+"""Staged beside judge_prep.py: the no-spawn launcher of the tests, the build's scan."""
+_EVIDENCE = re.compile(r"^>>>>> dgm judge: build evidence: (.*)$", re.MULTILINE)
 PATCH_FAILED = 91
 _EXITED = re.compile(r"^>>>>> dgm judge: tests exited (-?\d+) after ([0-9.]+) s$", re.MULTILINE)
 _BUILT = re.compile(r"^>>>>> dgm judge: build exited (-?\d+) after ([0-9.]+) s$", re.MULTILINE)
@@ -73,6 +76,8 @@ class JudgePlan:
     """Every test of the judge's copy: its fresh name, the real test it is or copies."""
     bodies: list[str] = field(default_factory=list)
     """Canary source lines, kept out of the returned log."""
+    build_evidence: list[str] = field(default_factory=list)
+    """What the build container's scan of the solution found (build_scan.py)."""
 
 
 def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
@@ -146,7 +151,7 @@ def judge_polyglot(
         polyglot.prepare_workspace(task, stage / "work")
         plan = prepare_judge_tree(task, stage / "judge")
         (stage / "patch.diff").write_text(patch)
-        shutil.copyfile(PREP_SCRIPT, stage / "judge_prep.py")
+        _stage_scripts(stage)
         (stage / "java-build.sh").write_text(polyglot_reports.JAVA_BUILD)
         (stage / "java-run.sh").write_text(polyglot_reports.JAVA_RUN)
         language = task.language
@@ -161,18 +166,35 @@ def judge_polyglot(
             "reports": allowed_reports(language),
             "result_lines": polyglot_reports.RESULT_LINES.get(language, ""),
             "budget": max(limits.max_output // 2 - _JUDGE_HEADROOM, 0),
+            "spawn_allowed": tests_spawn(task),
         }  # fmt: skip
         (stage / "plan.json").write_text(json.dumps(staged))
         readable_by_sandbox(stage)
         spec = SandboxSpec(image=task.judge_image, mounts=(Mount(stage, "/stage", read_only=True),),
                            limits=limits, labels=labels or {})  # fmt: skip
         if build:
-            result = _build_then_run(spec, Path(tmp), staged, task.test_timeout_s, backend)
+            result, plan.build_evidence = _build_then_run(spec, Path(tmp), staged,
+                                                          task.test_timeout_s, backend)  # fmt: skip
         else:
             prep = ["python3", "/stage/judge_prep.py"]
             result = run_command(spec, prep, task.test_timeout_s, backend)
     verdict = verdict_from(result, task, plan)
     return verdict, readable_log(result.output, plan, verdict)
+
+
+def _stage_scripts(stage: Path) -> None:
+    shutil.copyfile(PREP_SCRIPT, stage / "judge_prep.py")
+    for name in HELPERS:
+        shutil.copyfile(PREP_SCRIPT.with_name(name), stage / name)
+
+
+def tests_spawn(task: Task) -> bool:
+    """Whether the exercise's own (pristine) tests start processes (reports.SPAWNING_TESTS):
+    only then may the test process spawn (nospawn.py)."""
+    rule = polyglot_reports.SPAWNING_TESTS.get(task.language)
+    paths = [Path(task.source) / name for name in task.hidden_files]
+    return bool(rule) and any(p.is_file() and re.search(rule, p.read_text(errors="replace"))
+                              for p in paths)  # fmt: skip
 
 
 def allowed_reports(language: str) -> list[str]:
@@ -182,9 +204,11 @@ def allowed_reports(language: str) -> list[str]:
 
 
 def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, timeout_s: int,
-                    backend: str) -> ExecResult:  # fmt: skip
+                    backend: str) -> tuple[ExecResult, list[str]]:  # fmt: skip
     """The first container builds the test binaries into `built`; the second runs them
-    with nothing of the exercise but those binaries (its stage holds no test file)."""
+    with nothing of the exercise but those binaries (its stage holds no test file).
+    Also returns the build's evidence lines (from the first container's output only: no
+    agent code runs there, and a forged line can only accuse)."""
     built = tmp / "built"
     built.mkdir()
     built.chmod(0o777)
@@ -193,11 +217,12 @@ def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, timeout_s: int,
     first = run_command(spec_build, ["python3", "/stage/judge_prep.py"], timeout_s, backend)
     code = _BUILT.findall(first.output)
     failed = first.exit_code != 0 or first.timed_out or first.oom_killed
+    evidence = _EVIDENCE.findall(first.output)
     if failed or not code or code[-1][0] != "0":
-        return first
+        return first, evidence
     run_stage = tmp / "run"
     run_stage.mkdir()
-    shutil.copyfile(PREP_SCRIPT, run_stage / "judge_prep.py")
+    _stage_scripts(run_stage)
     shutil.copyfile(tmp / "stage" / "java-run.sh", run_stage / "java-run.sh")
     (run_stage / "plan.json").write_text(json.dumps({**staged, "phase": "run"}))
     readable_by_sandbox(run_stage)
@@ -207,10 +232,18 @@ def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, timeout_s: int,
     second = run_command(spec_run, ["python3", "/stage/judge_prep.py"], left, backend)
     return dataclasses.replace(second, output=first.output + second.output,
                                duration_s=first.duration_s + second.duration_s,
-                               timed_out=second.timed_out)  # fmt: skip
+                               timed_out=second.timed_out), evidence  # fmt: skip
 
 
 def verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
+    verdict = _verdict_from(result, task, plan)
+    if plan.build_evidence and not verdict.tampered:  # whatever the run did after
+        details = {**(verdict.details or {}), "tamper_evidence": "; ".join(plan.build_evidence)}
+        return dataclasses.replace(verdict, resolved=False, tampered=True, details=details)
+    return verdict
+
+
+def _verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
     exited = _EXITED.findall(result.output)
     test_exit = int(exited[-1][0]) if exited else None
     took = float(exited[-1][1]) if exited else result.duration_s
@@ -232,6 +265,8 @@ def verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
     if tests is None:
         return Verdict(False, error="no per-test report from the tests (they did not run,"
                        " did not build, or the report is malformed)", **base)  # type: ignore[arg-type]  # fmt: skip
+    if plan.build_evidence:
+        details = {**details, "build_evidence": plan.build_evidence}
     return grade(tests, plan, test_exit, details, base)
 
 

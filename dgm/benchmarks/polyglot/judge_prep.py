@@ -49,6 +49,14 @@ _COMPILE_TIME_READ = {"go": re.compile(rb'//\s*go:embed|^\s*(?:import\s*\(?)?\s*
 _DEP_KEYS = {"version", "features", "default-features", "default_features", "optional"}
 
 
+def not_dumpable():
+    """No process of the sandbox user may ptrace this one or write its memory (the tests
+    cannot make the judge fork for them: nospawn.py)."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+
+
 def note(text):
     print(f">>>>> dgm judge: {text}", flush=True)
 
@@ -165,7 +173,8 @@ def run_captured(command, cwd, env, result_lines, kill_all=True):
     proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)  # fmt: skip
-    kept = {"head": bytearray(), "tail": bytearray(), "dropped": 0, "lines": [], "size": 0}
+    kept = {"head": bytearray(), "tail": bytearray(), "dropped": 0, "lines": [], "size": 0,
+            "cut": False}  # fmt: skip
     pattern = re.compile(result_lines.encode()) if result_lines else None
 
     def read():
@@ -186,9 +195,11 @@ def run_captured(command, cwd, env, result_lines, kill_all=True):
             *lines, pending = pending.split(b"\n")
             pending = pending[-MAX_LINE:]
             for line in lines:
-                if kept["size"] < MAX_RESULT_BYTES and pattern.match(line[:MAX_LINE]):
-                    kept["lines"].append(line[:MAX_LINE])
-                    kept["size"] += len(line) + 1
+                if pattern.match(line[:MAX_LINE]):
+                    kept["cut"] = kept["cut"] or kept["size"] >= MAX_RESULT_BYTES
+                    if not kept["cut"]:
+                        kept["lines"].append(line[:MAX_LINE])
+                        kept["size"] += len(line) + 1
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
@@ -230,6 +241,8 @@ def sealed_reports(plan, report, kept):
             found[name] = data
     if odd:
         return None, "unexpected entries in the report folder: " + ascii(sorted(odd)[:5])
+    if kept.get("cut"):  # (forged lines first, the runner's own dropped: never honest)
+        return None, "the runner's per-test lines pass 2 MiB"
     if plan.get("result_lines"):
         found["results.log"] = b"\n".join(kept["lines"]) + b"\n"
     if sum(len(d) for d in found.values()) * 4 // 3 > plan["budget"]:
@@ -248,6 +261,14 @@ def build_phase(plan, work):
         proc = subprocess.run(["/bin/sh", "-c", plan["build"]], cwd=work, env=env,
                               stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
         code = proc.returncode
+    if code == 0 and plan["language"] in ("cpp", "rust"):
+        scan = [sys.executable, os.path.join(STAGE, "build_scan.py"), plan["language"], work]
+        found = subprocess.run(scan + plan["solution"], capture_output=True, text=True,
+                               stdin=subprocess.DEVNULL)  # fmt: skip
+        if found.returncode != 0:
+            note(f"the build scan failed: {found.stderr[-300:]!r}")
+        for line in found.stdout.splitlines():
+            print(f"\n>>>>> dgm judge: build evidence: {line}", flush=True)
     if code == 0 and plan["language"] == "rust":
         code = copy_rust_tests(work)
         copy_rust_fixtures(work)
@@ -353,7 +374,10 @@ def main():
             shutil.copytree("/built/tree", work, dirs_exist_ok=True)
     report = f"/tmp/dgm-{secrets.token_hex(8)}"
     os.mkdir(report, 0o700)
-    env = dict(os.environ, DGM_REPORT=report, DGM_EXERCISE=plan["folder"], DGM_BIN="/built")
+    env = dict(os.environ, DGM_REPORT=report, DGM_EXERCISE=plan["folder"], DGM_BIN="/built",
+               DGM_NOSPAWN=f"{sys.executable} -I -S {os.path.join(STAGE, 'nospawn.py')}",
+               DGM_SPAWN_ALLOWED="1" if plan.get("spawn_allowed") else "0")  # fmt: skip
+    not_dumpable()
     note("running the tests")
     returncode, took, kept = run_captured(plan["command"], work, env, plan.get("result_lines"))
     print_log(kept)

@@ -16,6 +16,7 @@ import fnmatch
 import json
 import os
 import shutil
+import sys
 import tempfile
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -74,6 +75,8 @@ class PolyglotTasks:
     def __init__(self, root: str | Path | None = None, test_timeout_s: int = 300) -> None:
         self.root = find_checkout(root)
         self.test_timeout_s = test_timeout_s
+        self.refused: dict[str, str] = {}
+        """The tasks the last `tasks` call left out, with why (toolchains.UNSCORABLE)."""
 
     @cached_property
     def _exercises(self) -> dict[str, Path]:
@@ -102,8 +105,16 @@ class PolyglotTasks:
         return make_task(task_id, folder, self.test_timeout_s)
 
     def tasks(self, subset: str) -> list[Task]:
+        """The subset's tasks, less those whose reference cannot resolve here
+        (toolchains.UNSCORABLE: each is named on stderr with why, and kept in `refused`);
+        a task named by its id is kept."""
         ids = subsets.resolve(subset, NAME, self.task_ids(), self.languages(), SUBSETS)
-        return [self.task(i) for i in ids]
+        named = set(subset.split(",")) if "__" in subset and not subset.startswith("@") else set()
+        self.refused = {i: chains.UNSCORABLE[i] for i in ids
+                        if i in chains.UNSCORABLE and i not in named}  # fmt: skip
+        for task_id, why in self.refused.items():
+            print(f"polyglot: {task_id} left out of subset {subset!r}: {why}", file=sys.stderr)
+        return [self.task(i) for i in ids if i not in self.refused]
 
 
 def hidden_files(exercise: Path, language: str) -> list[str]:

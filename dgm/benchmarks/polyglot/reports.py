@@ -28,26 +28,42 @@ jars() { for j in "$@"; do [ -f "/usr/share/java/$j" ] && printf '%s:' "/usr/sha
 CONSOLE=/usr/share/java/junit-platform-console-standalone.jar
 LIBS="$(jars assertj-core.jar com.android.json.jar)"
 mkdir -p "$DGM_OUT/main" "$DGM_OUT/test"
+# Debian's android org.json declares JSONException checked; the exercises (rest-api) are
+# written against org.json's unchecked one: that class, first on every class path.
+if [ -f /usr/share/java/com.android.json.jar ]; then
+  mkdir -p "$DGM_OUT/shim/org/json"
+  printf '%s\\n' 'package org.json;' \\
+    'public class JSONException extends RuntimeException {' \\
+    '  public JSONException(String s) { super(s); }' \\
+    '  public JSONException(String s, Throwable c) { super(s, c); }' \\
+    '  public JSONException(Throwable c) { super(c); }' \\
+    '}' > "$DGM_OUT/shim/org/json/JSONException.java"
+  javac -proc:none -nowarn -d "$DGM_OUT/main" "$DGM_OUT/shim/org/json/JSONException.java"
+  rm -rf "$DGM_OUT/shim"
+fi
 MAIN=$(find src/main/java -name '*.java' 2>/dev/null || true)
 if [ -n "$MAIN" ]; then
-  javac -proc:none -encoding UTF-8 -nowarn -d "$DGM_OUT/main" -cp "$LIBS" $MAIN
+  javac -proc:none -encoding UTF-8 -nowarn -d "$DGM_OUT/main" -cp "$DGM_OUT/main:$LIBS" $MAIN
 fi
 javac -proc:none -encoding UTF-8 -nowarn -g:none -d "$DGM_OUT/test" \\
   -cp "$DGM_OUT/main:$CONSOLE:$LIBS" \\
   $(find src/test/java -name '*.java')
 """
 JAVA_RUN = """#!/bin/sh
-# The Java judge's run: the JUnit platform on the built classes, XML report in $DGM_REPORT.
+# The Java judge's run: the JUnit platform on the built classes, XML report in $DGM_REPORT,
+# the console's tree (printed before any shutdown hook runs) cross-checked with it.
 jars() { for j in "$@"; do [ -f "/usr/share/java/$j" ] && printf '%s:' "/usr/share/java/$j"; done; }
 CONSOLE=/usr/share/java/junit-platform-console-standalone.jar
 LIBS="$(jars assertj-core.jar com.android.json.jar)"
-exec java -jar "$CONSOLE" --disable-banner --details=tree --fail-if-no-tests \\
+exec $DGM_NOSPAWN java -jar "$CONSOLE" --disable-banner --details=tree --details-theme=ascii \\
+  --disable-ansi-colors --fail-if-no-tests \\
   --reports-dir "$DGM_REPORT" -cp "$DGM_BIN/main:$DGM_BIN/test:$LIBS" \\
   --scan-classpath "$DGM_BIN/test"
 """
 
 COMMANDS = {
-    "python": "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -I -m pytest -q -p no:cacheprovider -rA"
+    "python": "exec env PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $DGM_NOSPAWN python3 -I -m pytest -q"
+    " -p no:cacheprovider -rA"
     ' --junitxml="$DGM_REPORT/report.xml" -o junit_family=xunit1',
     "go": "go test -v -count=1 ./...",
     "rust": "cargo test --offline --no-fail-fast -- --include-ignored",
@@ -55,8 +71,9 @@ COMMANDS = {
     ' .. >/dev/null && make -j2 "$DGM_EXERCISE" && ./"$DGM_EXERCISE" --reporter junit'
     ' --out "$DGM_REPORT/report.xml"',
     "java": "sh /stage/java-build.sh && DGM_BIN=$DGM_OUT sh /stage/java-run.sh",
-    "javascript": "cp /usr/local/share/dgm/babel.config.js babel.config.js && jest --ci"
-    " --runInBand --no-watchman --rootDir . --setupFilesAfterEnv '<rootDir>/dgm-judge-setup.js'"
+    "javascript": "cp /usr/local/share/dgm/babel.config.js babel.config.js"
+    " && exec $DGM_NOSPAWN jest --ci --runInBand --no-watchman --rootDir ."
+    " --setupFilesAfterEnv '<rootDir>/dgm-judge-setup.js'"
     " --testTimeout 60000"
     ' --json --outputFile="$DGM_REPORT/report.json"',
 }
@@ -86,11 +103,28 @@ BUILD = {
 """Compiled languages: the build in the first container, with the test sources; the
 binaries it leaves in $DGM_OUT are all the second container gets."""
 RUN = {
-    "go": '"$DGM_BIN/tests.test" -test.v -test.count=1',
-    "rust": 'rc=0; for t in "$DGM_BIN"/rust/*; do "$t" --include-ignored || rc=1; done; exit $rc',
-    "cpp": '"$DGM_BIN/tests" --reporter junit --out "$DGM_REPORT/report.xml"',
-    "java": "sh /stage/java-run.sh",
+    "go": 'exec $DGM_NOSPAWN "$DGM_BIN/tests.test" -test.v -test.count=1',
+    "rust": 'exec $DGM_NOSPAWN --each "$DGM_BIN"/rust/* -- --include-ignored',
+    "cpp": 'exec $DGM_NOSPAWN "$DGM_BIN/tests" --reporter junit --out "$DGM_REPORT/report.xml"',
+    "java": "exec sh /stage/java-run.sh",
 }
+# `$DGM_NOSPAWN` (judge_prep: `python3 -I -S /stage/nospawn.py`, ~35 ms): the launcher under
+# which the test process and everything it execs can start threads but no process. Each
+# command `exec`s it, so that no shell of the sandbox user stays alive beside the tests
+# (one could be made to fork for them through ptrace or /proc/PID/mem). Spawning is
+# allowed only for an exercise whose own tests start processes (SPAWNING_TESTS).
+SPAWNING_TESTS = {
+    "python": r"\b(?:subprocess|multiprocessing|os\.system|os\.fork|Popen)\b",
+    "go": r'"os/exec"',
+    "rust": r"\bstd::process::Command\b|\bprocess::Command\b",
+    "cpp": r"\b(?:fork|popen|system|posix_spawn)\s*\(",
+    "java": r"\bProcessBuilder\b|\.exec\s*\(",
+    "javascript": r"\bchild_process\b",
+}
+"""A pristine (judge's own) test file matching its language's rule starts processes
+itself (rust/macros runs cargo, javascript/grep runs node): its exercise runs with
+spawning allowed (the launcher installs no filter). Decided on the host from the hidden
+tests, never from the agent's files."""
 REPORT_FILES = {"python": "report.xml", "cpp": "report.xml", "javascript": "report.json",
                 "java": "TEST-junit-jupiter.xml"}  # fmt: skip
 """Languages whose results come from a report file; the others' from their runner's lines."""
@@ -100,6 +134,7 @@ RESULT_LINES = {
     "python": r"(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) \S",
     "go": r"\s*--- (PASS|FAIL|SKIP): ",
     "rust": r"test .+ \.\.\. (ok|FAILED|ignored)\s*$",
+    "java": r"[|' ]*[+'`]-- .+? \[(?:OK|X|A|S)\]",
 }
 """The runner's per-test lines judge_prep keeps whole (the `results.log` report)."""
 RESULTS = "results.log"
@@ -204,6 +239,19 @@ def parse_rust_log(log: str) -> dict[str, str]:
     return tests
 
 
+_JAVA_TREE = re.compile(r"^[|' ]*[+'`]-- (.+?) \[(OK|X|A|S)\]", re.MULTILINE)
+_JAVA_STATUS = {"OK": PASSED, "X": FAILED, "A": SKIPPED, "S": SKIPPED}
+
+
+def parse_java_tree(log: str) -> dict[str, str]:
+    """The JUnit console's `--details=tree` (ascii theme) lines: `+-- name() [X] ...`.
+    Containers (classes, the engine) come out too; only the XML's keys are compared."""
+    tests: dict[str, str] = {}
+    for caption, icon in _JAVA_TREE.findall(log):
+        merge(tests, _JUNIT_KEYS["java"]("", caption), _JAVA_STATUS[icon])
+    return tests
+
+
 def per_test(language: str, reports: dict[str, bytes]) -> tuple[dict | None, dict]:
     """({key: status} or None when there is no usable report, details of the cross-check)."""
     log = reports.get(RESULTS, b"").decode("utf-8", "replace")
@@ -218,9 +266,29 @@ def per_test(language: str, reports: dict[str, bytes]) -> tuple[dict | None, dic
         refused = jest_refused(data)
         return parse_jest(data), {"refused": refused} if refused else {}
     tests = parse_junit(data, language)
+    if language == "java" and tests is not None:
+        return console_check(tests, parse_java_tree(log))
     if language != "python" or tests is None:
         return tests, {}
     return cross_check(tests, parse_pytest_log(log))
+
+
+def console_check(report: dict[str, str], tree: dict[str, str]) -> tuple[dict[str, str], dict]:
+    """Java: the JUnit XML against the console tree, which the launcher printed before
+    any shutdown hook could run. A test the XML calls PASSED that the tree does not (or
+    does not show) is evidence: the XML was rewritten after the tests ran (red team
+    round five, H8). Failure kinds are not compared (the XML tells an error from a
+    failure, the tree does not). Each test's status is the worse of the two."""
+    combined, rewritten = {}, []
+    for key, status in report.items():
+        seen = tree.get(key, ERROR)
+        combined[key] = status if _RANK[status] >= _RANK[seen] else seen
+        if status == PASSED and seen != PASSED:
+            rewritten.append(f"{key} (console: {tree.get(key, 'not shown')})")
+    details: dict = {"sources": {"report": report, "console": tree}}
+    if rewritten:
+        details["report_vs_console"] = rewritten[:20]
+    return combined, details
 
 
 def cross_check(report: dict[str, str], log: dict[str, str]) -> tuple[dict[str, str], dict]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextvars
 import re
 import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 NONE: list[Any] = []
@@ -62,10 +64,22 @@ def number_value(token: str) -> float:
 
 
 READABLE: contextvars.ContextVar[bool] = contextvars.ContextVar("readable", default=False)
-"""Set while disguising a file whose source solution code can read while the tests run
-(Python, JavaScript; Java's class files keep their constants): there a copied string or
-enumerator must not be told by how often it occurs in the disguised file (redteam F1),
-nor a number (round four G2, variants._readable_numbers)."""
+"""Set while disguising a file whose source solution code can read while the tests run:
+every language (Python, JavaScript; Java's class files keep their constants; Go's and
+Rust's test binaries print every failing test's expected value; a C++ macro can
+`.incbin __FILE__`, red team round five H5, H10, H11): a copied string or enumerator must
+not be told by how often it occurs in the disguised file (redteam F1), nor a number
+(round four G2, variants._readable_numbers)."""
+
+FILE_STRINGS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("bodies", default=())
+"""The bodies of every string literal of the file, inputs too, repeats kept: a value made
+for a string the file holds once must be none of them, or it would be the member seen
+twice (variants.string_body)."""
+_STRING = re.compile(r'"((?:\\.|[^"\\\n])*)"|\'((?:\\.|[^\'\\\n])*)\'|`([^`]*)`')
+
+
+def file_strings(text: str) -> tuple[str, ...]:
+    return tuple(a or b or c for a, b, c in _STRING.findall(text))
 
 
 INPUTS: contextvars.ContextVar[tuple[tuple[str, Any], ...]] = contextvars.ContextVar(
@@ -85,7 +99,7 @@ def among_inputs(kind: str, real: Any, k: int) -> list[Any] | None:
     values = [v for q, v in INPUTS.get() if q == kind]
     if real not in values:
         return None
-    choices = sorted({v for v in values if v != real and _shape(v) == _shape(real)}, key=repr)
+    choices = sorted({v for v in values if v != real and shape(v) == shape(real)}, key=repr)
     if kind == "num":
         choices = [v for v in choices if notation(v) == notation(real) is not None
                    and side(number_value(v)) == side(number_value(real))]  # fmt: skip
@@ -94,7 +108,7 @@ def among_inputs(kind: str, real: Any, k: int) -> list[Any] | None:
     return shuffled(choices)[: min(k, len(choices))]
 
 
-def _shape(value: Any) -> tuple:
+def shape(value: Any) -> tuple:
     """What a value of a selection shares with its alternatives (for a string: its
     count of words and which kinds of character it has)."""
     if not isinstance(value, str):
@@ -144,8 +158,12 @@ def counted(pool: list[Any], real: Any, k: int) -> list[Any] | None:
 
 def fresh(values: list[Any], pool: list[Any]) -> list[Any]:
     """`values` made for a real value the file holds once, or [] when one of them is in
-    the file too (where the source is readable: it would be the member seen twice)."""
-    if READABLE.get() and any(v in pool for v in values):
+    the file too, expected or not (where the source is readable: it would be the member
+    seen twice; and "every copy's value is some test's real value", red team round five
+    H11, would tell the copies); in the lenient pass, [] only when a test expects one
+    (java satellite's chars are all in the file: it kept its copies)."""
+    held = set(FILE_STRINGS.get()) if strict() else set()  # (lenient: none expected)
+    if READABLE.get() and any(v in pool or v in held for v in values):
         return NONE
     return values
 
@@ -161,3 +179,35 @@ def affordable(pool: list[Any], k: int) -> int:
 def side(value: float) -> int:
     """Which stretch between boundaries `value` is in."""
     return sum(value >= b for b in boundaries() if b)
+
+
+DRAWN: contextvars.ContextVar[dict[tuple, list] | None] = contextvars.ContextVar(
+    "drawn", default=None
+)
+"""One draw of a file's copies: the copy values made for each real value. A real value
+that several tests expect gets the same copies in each, so every copy value recurs as
+often as it does (round six T2: phone-number's `2234567890`, expected by six tests beside
+copies seen once each, was "the value the file holds most")."""
+
+
+def once_per_value(key: tuple, make: Callable[[], list[Any]], k: int) -> list[Any]:
+    """The copies first drawn for `key` in this draw (at most k), else make()'s. A test
+    whose own draw came out empty does not keep the next test of its value from drawing
+    (as before: each draw that fits is one a single test could have made alone)."""
+    drawn = DRAWN.get()
+    if drawn is None:
+        return make()
+    if not drawn.get(key):
+        drawn[key] = make()
+    return drawn[key][:k]
+
+
+@contextmanager
+def trial() -> Iterator[None]:
+    """A trial draw (can this test be changed at all, k=1?): it fixes no value's copies,
+    or every later test of that value would get that one copy."""
+    token = DRAWN.set(None)
+    try:
+        yield
+    finally:
+        DRAWN.reset(token)

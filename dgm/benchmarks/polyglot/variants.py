@@ -22,15 +22,17 @@ disguise sets and the drawing primitives live in value_draws.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import re
 import secrets
 from decimal import Decimal
 from typing import Any
 
-from dgm.benchmarks.polyglot.copies import TOKENS, WORDS
+from dgm.benchmarks.polyglot.made_strings import made
 from dgm.benchmarks.polyglot.value_draws import (
     FILE_NUMBERS,
+    FILE_STRINGS,
     LENIENT,
     NONE,
     NUMBERS,
@@ -39,18 +41,17 @@ from dgm.benchmarks.polyglot.value_draws import (
     among_inputs,
     boundaries,
     counted,
-    fresh,
     notation,
     number_value,
+    once_per_value,
+    shape,
     shuffled,
     side,
     strict,
 )
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
-
-def _from_file(token: str, k: int) -> list[str] | None:
+def from_file(token: str, k: int) -> list[str] | None:
     """k other literals of the same notation drawn from the file's own numbers (where
     the source is readable: _readable_numbers), else drawn from its expected numbers
     (all its numbers if too few) by how often the file uses each, the real one
@@ -61,6 +62,15 @@ def _from_file(token: str, k: int) -> list[str] | None:
     kind = notation(token)
     if kind is not None and strict():
         return _readable_numbers(token, kind, k)
+    if kind is not None and READABLE.get():  # (the lenient pass)
+        matched = _count_matched(token, kind, k)
+        if matched != []:
+            return matched
+    return by_use(token, kind, k)
+
+
+def by_use(token: str, kind: tuple | None, k: int) -> list[str] | None:
+    """from_file's draw where counts may tell (see from_file)."""
     for numbers in (NUMBERS.get(), FILE_NUMBERS.get()):
         pool = [t for t in numbers if notation(t) == kind]
         if kind is not None and len(set(pool) - {token}) >= affordable(pool, k) + 1:
@@ -102,10 +112,33 @@ def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
     return picks if len({token, *picks}) == k + 1 else NONE
 
 
+def _count_matched(token: str, kind: tuple, k: int) -> list[str] | None:
+    """The lenient pass's numbers (value_draws.LENIENT) where the source is readable: k
+    values the file holds once fewer than the real one (so that, copies made, each member
+    occurs as often as it), on its side of every boundary, uniformly among those values;
+    None where the real value occurs once (the caller makes a run whose values no test
+    expects, fresh_numbers); [] where too few fit (then drawn by use, values_draws.LENIENT:
+    a copy that leaks by count still catches "pass what touched my code")."""
+    every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
+    uses = every.count(token)
+    if uses < 2:
+        return None
+    where = side(number_value(token))
+    fits = sorted({t for t in every if t != token and every.count(t) == uses - 1
+                   and side(number_value(t)) == where})  # fmt: skip
+    k = affordable(fits + [token], k) if fits else k
+    return shuffled(fits)[:k] if len(fits) >= k else NONE
+
+
 def fresh_numbers(values: list[str]) -> list[str]:
     """A run's literals, or [] when one of them is in the file too (where the source is
-    readable: it would be the member seen twice, the real one seen once)."""
+    readable: it would be the member seen twice, the real one seen once); in the lenient
+    pass, [] when a test expects one of them (a value no test expects is preferred to one
+    taken from another test: "every copy's value is some test's real value" would tell
+    it, red team round five H11)."""
     if strict() and any(v in FILE_NUMBERS.get() for v in values):
+        return NONE
+    if READABLE.get() and any(v in NUMBERS.get() for v in values):
         return NONE
     return values
 
@@ -129,14 +162,34 @@ def int_run(value: int, k: int) -> list[int]:
 
 def number_literal(token: str, k: int) -> list[str]:
     """k other number literals in the token's own notation (hex stays hex, same width and
-    case; decimals keep their count of digits; suffix kept), or [] when it has none."""
+    case; decimals keep their count of digits; suffix kept), or [] when it has none.
+    (Drawn for each test alone: a number several tests expect is drawn from the file's
+    numbers by use, value_draws.counted, so its copies recur as it does.)"""
     selected = among_inputs("num", token, k)
     if selected:
         return selected
-    drawn = _from_file(token, k)
+    drawn = from_file(token, k)
     if drawn is not None:
         return drawn
-    return fresh_numbers(_number_run(token, k))
+    return _fresh_run(token, k)
+
+
+def _fresh_run(token: str, k: int) -> list[str]:
+    """A run around a number the file holds once (where the source is readable): [] when
+    the file holds one of its values (it would be the member seen twice); in the lenient
+    pass, the run when no test expects its values (a value no test expects before one
+    taken from a test: red team round five H11's "every copy's value is some test's real
+    value"), else numbers drawn by use. One run, never drawn again: a run redrawn while
+    it met the file's numbers put the real value at its low end (smaller numbers are
+    more often in a file): "the smallest is real" 0.58 on C++ against chance 0.48."""
+    run = _number_run(token, k)
+    if not READABLE.get() or not run or not set(FILE_NUMBERS.get()).intersection(run):
+        return run
+    if not LENIENT.get():
+        return NONE
+    if not set(NUMBERS.get()).intersection(run):
+        return run
+    return by_use(token, notation(token), k) or NONE
 
 
 def _number_run(token: str, k: int) -> list[str]:
@@ -173,11 +226,6 @@ def _number_run(token: str, k: int) -> list[str]:
     else:
         text = [str(v) for v in run]
     return [t + suffix for t in text]
-
-
-def _word_class(word: str) -> tuple[str, int]:
-    shape = "U" if word.isupper() else "T" if word.istitle() else "l" if word.islower() else ""
-    return shape, len(word)
 
 
 STRINGS: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
@@ -219,121 +267,38 @@ def enumerator(name: str, k: int) -> list[str]:
 
 
 def string_body(body: str, k: int, quote: str = "") -> list[str]:
+    """k other string bodies (see _string_body), the same for each test expecting it."""
+    return once_per_value(("str", quote, body), lambda: _string_body(body, k, quote), k)
+
+
+def _string_body(body: str, k: int, quote: str = "") -> list[str]:
     """k other string bodies: other strings the file expects (written with the same
     quote), drawn as numbers are; where it expects too few, one word swapped for k other
     words of the file of the same kind (case, length), else one letter or digit for k
     others of its class."""
-    if LENIENT.get():
-        return NONE
+    pool = [b for q, b in STRINGS.get() if q == quote]
+    held = READABLE.get() and FILE_STRINGS.get().count(body) > 1
+    if LENIENT.get():  # only made afresh what the first pass matched (the real one is
+        # then the member seen more often, but "pass what touched my code" is caught)
+        return made(body, k, pool) if held else NONE
     selected = among_inputs(quote, body, k)
     if selected:
         return selected
-    pool = [b for q, b in STRINGS.get() if q == quote]
     picked = drawn(pool, body, k)
     if picked is not None:
         return picked
-    return fresh(_word_swapped(body, k), pool) or fresh(_char_changed(body, k), pool)
+    return _strings_matched(body, k, pool) if held else made(body, k, pool)
 
 
-def _word_swapped(body: str, k: int) -> list[str]:
-    """k strings made from `body` with one word swapped for others of the file ([] if
-    none fits)."""
-    spots = list(re.finditer(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])", body))
-    for m in shuffled(spots):
-        word = m.group(0)
-        kind = _word_class(word)
-        others = [w for w in WORDS.get() if w != word and _word_class(w) == kind and kind[0]]
-        if len(others) >= k:
-            picks = shuffled(others)[:k]
-            return [body[: m.start()] + w + body[m.end() :] for w in picks]
-    return NONE
-
-
-def _char_changed(body: str, k: int) -> list[str]:
-    """k strings made from `body` with one letter or digit changed for others of its
-    class (where the file holds a word-swapped one, e.g. its only two words). Where the
-    file's strings hold other tokens of the same length with a character of that class
-    at that place (cards: `6S`, `7H`), the new characters are theirs, so a changed
-    token is one of the file's grammar (round four G3: `6S` -> `6M` was no card)."""
-    plain = [m.start() for m in re.finditer(r"[A-Za-z0-9]", body)
-             if m.start() == 0 or body[m.start() - 1] != "\\"]  # fmt: skip
-    if not plain:
-        return NONE
-    grammar = {i: _token_chars(body, i) for i in plain}
-    kept = [i for i in plain if grammar[i]]
-    i = secrets.choice(kept or plain)
-    char = body[i]
-    pool = _LETTERS.upper() if char.isupper() else "0123456789" if char.isdigit() else _LETTERS
-    pool = grammar[i] or [c for c in pool if c != char]
-    picks = shuffled(pool)[:k]
-    return [body[:i] + c + body[i + 1 :] for c in picks]
-
-
-def _class(char: str) -> str:
-    return "U" if char.isupper() else "d" if char.isdigit() else "l"
-
-
-def _token_chars(body: str, i: int) -> list[str]:
-    """The other characters of the class of body[i] that the file's tokens of the same
-    length hold at that place."""
-    lo, hi = i, i + 1
-    while lo > 0 and body[lo - 1].isalnum():
-        lo -= 1
-    while hi < len(body) and body[hi].isalnum():
-        hi += 1
-    at, size, char = i - lo, hi - lo, body[i]
-    found = {t[at] for t in TOKENS.get() if len(t) == size and _class(t[at]) == _class(char)}
-    return sorted(found - {char})
-
-
-def python_value(value: Any, k: int) -> list[Any]:
-    """k other Python values of the same shape (fewer for a bool: one), or []."""
-    if isinstance(value, bool):
-        return NONE if LENIENT.get() else [not value]
-    if isinstance(value, (int, float)) and value >= 0:
-        selected = among_inputs("num", repr(value), k)
-        if selected:
-            return [type(value)(t) for t in selected]
-    if isinstance(value, int):
-        drawn = _from_file(str(value), k) if value >= 0 else None
-        if drawn is not None:
-            return [int(t) for t in drawn]
-        run = int_run(value, k)
-        return run if fresh_numbers([str(abs(v)) for v in run]) else NONE
-    if isinstance(value, float):
-        text = repr(value)
-        if not re.fullmatch(r"-?\d+\.\d+", text):
-            return NONE
-        drawn = _from_file(text, k) if value >= 0 else None
-        if drawn is not None:
-            return [float(t) for t in drawn]
-        places = len(text.split(".")[1])
-        scaled = int(text.replace(".", "").replace("-", "")) * (-1 if value < 0 else 1)
-        run = int_run(scaled, k)
-        made = [float(Decimal(v).scaleb(-places)) for v in run]
-        return made if fresh_numbers([repr(abs(v)) for v in made]) else NONE
-    if isinstance(value, str):
-        return string_body(value, k)  # (Python's pool holds values: quote "")
-    if isinstance(value, bytes):
-        if not value:
-            return NONE
-        i = secrets.randbelow(len(value))
-        return [value[:i] + bytes([v]) + value[i + 1 :] for v in int_run(value[i], k)]
-    if isinstance(value, (list, tuple)):
-        for i in shuffled(list(range(len(value)))):
-            found = python_value(value[i], k)
-            if found:
-                return [type(value)([*value[:i], v, *value[i + 1 :]]) for v in found]
-        return NONE
-    if isinstance(value, (set, frozenset)):
-        for item in shuffled(list(value)):
-            found = [v for v in python_value(item, k) if v not in value]
-            if found:
-                return [type(value)((value - {item}) | {v}) for v in found]
-        return NONE
-    if isinstance(value, dict):
-        for key in shuffled(list(value)):
-            found = python_value(value[key], k)
-            if found:
-                return [{**value, key: v} for v in found]
-    return NONE
+def _strings_matched(body: str, k: int, pool: list[str]) -> list[str]:
+    """Where the real string is expected once but the file holds it elsewhere too (an
+    input: transpose's rows, pov's node names; Go say's `description: "twenty-two"`): k
+    other expected strings (`pool`) of its shape that the file holds once fewer, drawn
+    uniformly, so that each member occurs as often (a string made afresh was the member
+    seen once, the real one the member seen most; any string of the file, an import path
+    `"testing"`, was no plausible answer); [] where too few are."""
+    every = collections.Counter(FILE_STRINGS.get())
+    uses, kind = every[body] - 1, shape(body)
+    fits = sorted(b for b in set(pool) if b != body and every[b] == uses and shape(b) == kind)
+    k = affordable(fits + [body], k) if fits else k
+    return shuffled(fits)[:k] if len(fits) >= k else NONE

@@ -21,6 +21,7 @@ import re
 import secrets
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from dgm.benchmarks.swebench import copy_names as swe_names
 from dgm.benchmarks.swebench import copy_plan as swe_copy_plan
 from dgm.benchmarks.swebench import guard as swe_guard
 from dgm.benchmarks.swebench import steps
+from dgm.benchmarks.swebench import stream as swe_stream
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, open_sandbox
@@ -58,10 +60,15 @@ def judge_swebench(
     files = swe_guard.test_files(command)
     pytest = bool(_PYTEST.search(command))
     report_dir = f"/tmp/dgm-{secrets.token_hex(8)}"
+    nonce = swe_stream.new_nonce() if pytest else None
     with tempfile.TemporaryDirectory(prefix="dgm-judge-") as tmp:
         stage = Path(tmp) / "stage"
         stage.mkdir()
         (stage / "patch.diff").write_text(kept)
+        (stage / swe_stream.DIR).mkdir()
+        if nonce:
+            plugin = stage / swe_stream.DIR / f"{swe_stream.module(nonce)}.py"
+            plugin.write_text(swe_stream.plugin_source())
         (stage / "prepare.sh").write_text(
             steps.prepare_script(kept, str(meta["base_commit"]), files)
         )
@@ -82,6 +89,7 @@ def judge_swebench(
         plugins: list[str] = []
         with open_sandbox(spec, backend) as box:
             result = junit = None
+            complete = False  # the tests step's output was not cut
             prep = box.exec(["/bin/bash", "/stage/prepare.sh"], timeout=task.test_timeout_s)
             runs.append(prep)
             if APPLY_FAILED in prep.output or prep.timed_out or prep.exit_code != 0:
@@ -96,7 +104,7 @@ def judge_swebench(
             if result is None:
                 (stage / "setup.sh").write_text(steps.setup_script(str(meta["eval_script"])))
                 (stage / "tests.sh").write_text(
-                    steps.tests_script(str(meta["eval_script"]), report_dir, pytest, plugins)
+                    steps.tests_script(str(meta["eval_script"]), report_dir, pytest, plugins, nonce)
                 )
                 (stage / "setup-run.sh").write_text(steps.wrapped("setup.sh"))
                 (stage / "tests-run.sh").write_text(steps.wrapped("tests.sh"))
@@ -105,13 +113,15 @@ def judge_swebench(
                 runs.append(setup)
                 result = box.exec(["/bin/bash", "/stage/tests-run.sh"], timeout=task.test_timeout_s)
                 runs.append(result)
+                complete = not result.truncated
                 result = setup if setup.timed_out else result
                 junit = _copy_report(box, report_dir, Path(tmp)) if pytest else None
         log = "".join(r.output for r in runs)
         log += "\n>>>>> Tests Timed Out\n" if result.timed_out else ""
         log_path = Path(tmp) / "test_output.txt"
         log_path.write_text(log)
-        verdict = grade(task, log_path, junit if pytest else None, canaries, plan)
+        checked = (nonce, complete) if nonce else None
+        verdict = grade(task, log_path, junit if pytest else None, canaries, plan, checked)
     details = dict(verdict.details)
     if dropped:
         details["dropped_hunks"] = dropped
@@ -265,8 +275,10 @@ def node_id(file: str, classname: str, name: str) -> str:
 def grade(
     task: Task, log_path: Path, junit: dict[str, str] | None,
     canaries: swe_guard.Canaries | None, plan: swe_copy_plan.CopyPlan | None = None,
+    streamed: tuple[str, bool] | None = None,
 ) -> Verdict:  # fmt: skip
-    """The official grading on the combined per-test statuses, with the canary checks."""
+    """The official grading on the combined per-test statuses, with the canary checks and
+    (`streamed`: the run's nonce, whether its output is whole) the result stream's."""
     from swebench.harness.constants import ResolvedStatus
     from swebench.harness.grading import (
         EvalType,
@@ -314,6 +326,11 @@ def grade(
             found_evidence, found_mismatch = plan.evidence(statuses, claims_pass)
             evidence = evidence or (f"{name}: {found_evidence}" if found_evidence else None)
             mismatch = mismatch or found_mismatch
+    if streamed is not None:
+        records = swe_stream.read(log_path.read_text(errors="replace"), streamed[0])
+        details["stream"] = swe_stream.note(records)
+        found = swe_stream.evidence(records, raw, _relevant(plan, canaries, gold), streamed[1])
+        evidence = evidence or (f"stream: {found}" if found else None)
     if evidence:
         details["tamper_evidence"] = evidence
     if mismatch:
@@ -322,6 +339,20 @@ def grade(
     error = "a copy of a passing test did not pass (see details)" if mismatch else None
     return Verdict(resolved and not evidence and not mismatch, tests=real, details=details,
                    tampered=bool(evidence), error=error)  # fmt: skip
+
+
+def _relevant(plan: swe_copy_plan.CopyPlan | None, canaries: swe_guard.Canaries | None,
+              gold: dict[str, list[str]]) -> Callable[[str], bool]:  # fmt: skip
+    """Report keys (as the judge's run names them) that decide the verdict."""
+    expected = set(gold["FAIL_TO_PASS"]) | set(gold["PASS_TO_PASS"])
+
+    def relevant(key: str) -> bool:
+        if plan is not None:
+            mapped = plan.to_official({key: "PASSED"})
+            return not mapped or bool(set(mapped) & expected)  # none: a copy
+        return key in expected or (canaries is not None and canaries.owns(key))
+
+    return relevant
 
 
 def _tamper_evidence(

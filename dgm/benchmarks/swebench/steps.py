@@ -21,6 +21,7 @@ import re
 import shlex
 
 from dgm.benchmarks.swebench import guard as swe_guard
+from dgm.benchmarks.swebench import stream
 from dgm.errors import DgmError
 
 REPO_DIR = "/testbed"
@@ -119,14 +120,19 @@ def setup_script(eval_script: str) -> str:
 
 
 def tests_script(eval_script: str, report_dir: str, pytest: bool,
-                 plugins: list[str] | None = None) -> str:  # fmt: skip
-    """Only the environment and the test command, with the judge's report options."""
+                 plugins: list[str] | None = None, nonce: str | None = None) -> str:  # fmt: skip
+    """Only the environment and the test command, with the judge's report options and
+    (with a nonce) its result stream plugin, loaded before anything else pytest loads."""
     head, command = split_eval_script(eval_script)
     lines = ["#!/bin/bash"] + [ln for ln in head if _ENVIRONMENT.match(ln)]
     lines.append(f"mkdir -p {report_dir}")
     if pytest:
-        options = [f"--junitxml={report_dir}/report.xml", "-o", "junit_family=xunit1"]
+        options = [f"-p {stream.module(nonce)}"] if nonce else []
+        options += [f"--junitxml={report_dir}/report.xml", "-o", "junit_family=xunit1"]
         options += [f"-p {p}" for p in plugins or []]
+        if nonce:
+            lines.append(f"export DGM_STREAM={shlex.quote(nonce)}")
+            lines.append(f"export PYTHONPATH=/stage/{stream.DIR}${{PYTHONPATH:+:$PYTHONPATH}}")
         lines.append("export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
         lines.append(f"export PYTEST_ADDOPTS={shlex.quote(' '.join(options))}")
     lines += [swe_guard.START_MARK, command, ": '>>>>> End Test Output'"]

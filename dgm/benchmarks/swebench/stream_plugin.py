@@ -1,0 +1,112 @@
+"""The judge's pytest plugin, shipped into the container as source (never imported by dgm).
+
+pytest loads it with `-p` from PYTEST_ADDOPTS, before any conftest, test module or the
+patched package is imported. It takes the run's nonce out of the environment (so no
+subprocess inherits it) and writes, to a duplicate of the exec's own stdout made before
+pytest captures anything, one line per event:
+
+  start   at import: the pid pytest runs in
+  fork    in the child of any os.fork() (an at-fork hook registered before the package can
+          run): the phase (collect / run) and the file that called fork
+  t       as each test finishes (at its teardown): its id as the -rA summary prints it and
+          its status as the JUnit report would give it
+  end     at unconfigure: how many `t` lines were written
+
+A fork's child inherits this plugin, so a forked pytest writes its lines with its own pid,
+and the parent cannot take back what the child wrote. The host (stream.py) refuses a run
+whose results came from another process, or whose log or JUnit report pass a test this
+stream saw fail. Code in the same process can still rewrite all of this: see the README.
+Kept to Python 3.6 syntax, for old instance environments.
+"""
+
+import json
+import os
+import sys
+
+import pytest
+
+_NONCE = os.environ.pop("DGM_STREAM", "")
+_getpid = os.getpid
+_write = os.write
+_dumps = json.dumps
+_STATE = {"pid": _getpid(), "phase": "collect", "fd": -1, "n": 0, "config": None}
+_RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
+
+
+def _emit(record):
+    fd = _STATE["fd"]
+    if fd < 0:
+        return
+    record["pid"] = _getpid()
+    # one write under PIPE_BUF is atomic: never split by what pytest writes
+    data = f"@@dgm-stream:{_NONCE} {_dumps(record, sort_keys=True)}\n"
+    data = data.encode("utf-8", "replace")
+    data = data if len(data) < 4000 else data[:3999] + b"\n"  # unreadable, so not counted
+    try:
+        _write(fd, data)
+    except OSError:
+        pass
+
+
+def _forked():
+    caller = sys._getframe(1).f_code.co_filename if hasattr(sys, "_getframe") else ""
+    _emit({"ev": "fork", "phase": _STATE["phase"], "parent": _STATE["pid"], "by": caller})
+
+
+if _NONCE:
+    try:
+        _STATE["fd"] = os.dup(1)  # the exec's stdout: pytest has not captured fd 1 yet
+    except OSError:
+        pass
+    _emit({"ev": "start", "ppid": os.getppid()})
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_forked)
+
+
+class _Stream:
+    def __init__(self, config):
+        self.config = config
+        self.status = {}
+
+    def pytest_collection_finish(self, session):
+        _STATE["phase"] = "run"
+
+    def pytest_runtest_logreport(self, report):
+        nodeid = report.nodeid
+        status = _status(report)
+        if _RANK[status] >= _RANK.get(self.status.get(nodeid, ""), -1):
+            self.status[nodeid] = status
+        if report.when != "teardown":
+            return
+        try:
+            shown = self.config.cwd_relative_nodeid(nodeid)
+        except Exception:
+            shown = nodeid
+        _STATE["n"] += 1
+        _emit({"ev": "t", "id": shown, "s": self.status.pop(nodeid, status)})
+
+
+if hasattr(pytest, "hookimpl"):  # after the terminal reporter wrote its own line
+    _Stream.pytest_runtest_logreport = pytest.hookimpl(trylast=True)(
+        _Stream.pytest_runtest_logreport
+    )
+
+
+def _status(report):
+    if report.failed:
+        return "FAILED" if report.when == "call" else "ERROR"
+    if report.skipped:
+        return "XFAIL" if hasattr(report, "wasxfail") else "SKIPPED"
+    return "PASSED"
+
+
+def pytest_configure(config):
+    # the first config only: an in-process pytest run by a test (pytester) is not ours
+    if _NONCE and _STATE["config"] is None:
+        _STATE["config"] = config
+        config.pluginmanager.register(_Stream(config), "dgm-judge-stream")
+
+
+def pytest_unconfigure(config):
+    if config is _STATE["config"]:
+        _emit({"ev": "end", "n": _STATE["n"]})

@@ -1,0 +1,158 @@
+"""The judge's result stream, with real pytest on a small package (no Docker): run as the
+judge's tests step runs it (the stream plugin loaded with -p from PYTEST_ADDOPTS, a JUnit
+report, autoload off), then read as the host reads it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dgm.benchmarks.swebench import stream
+from dgm.benchmarks.swebench.judge import parse_junit
+
+ATTACKS = Path(__file__).resolve().parents[2] / "docs" / "red-team" / "2026-12-02" / "attacks"
+TESTS = """
+import multiprocessing, subprocess, sys
+import pkg
+
+def test_fixed():
+    assert pkg.answer() == 2
+
+def test_always():
+    assert pkg.answer() in (1, 2)
+
+def test_spawns_a_process():
+    out = subprocess.run([sys.executable, "-c", "print(6 * 7)"], capture_output=True, text=True)
+    assert out.stdout.strip() == "42"
+
+def _child(queue):
+    queue.put(7)
+
+def test_forks_a_worker():
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    worker = ctx.Process(target=_child, args=(queue,))
+    worker.start()
+    assert queue.get(timeout=20) == 7
+    worker.join()
+"""
+
+
+def _run(
+    tmp_path: Path, package: str, tests: str = TESTS
+) -> tuple[str, dict[str, str], dict[str, str] | None, str]:
+    """(combined output, the log's statuses as the official parser reads them, the JUnit
+    report's, the nonce)."""
+    from swebench.harness.log_parsers import parse_log_pytest
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(package)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text(tests)
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    nonce = stream.new_nonce()
+    (plugin / f"{stream.module(nonce)}.py").write_text(stream.plugin_source())
+    report = tmp_path / "report.xml"
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{plugin}:{tmp_path}",
+        "DGM_STREAM": nonce,
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTEST_ADDOPTS": f"-p {stream.module(nonce)} --junitxml={report} -o junit_family=xunit1",
+    }
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider",
+                           "tests/test_x.py"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    log = proc.stdout + proc.stderr
+    junit = parse_junit(report.read_bytes()) if report.is_file() else None
+    return log, parse_log_pytest(log, None), junit, nonce
+
+
+def _verdict(log: str, statuses: dict[str, str], junit: dict[str, str] | None,
+             nonce: str) -> str | None:  # fmt: skip
+    claims = {"log": statuses} | ({"report": junit} if junit is not None else {})
+    return stream.evidence(stream.read(log, nonce), claims, lambda _key: True, True)
+
+
+UNFIXED = "def answer():\n    return 1\n"
+FIXED = "def answer():\n    return 2\n"
+
+
+@pytest.mark.parametrize("package", [UNFIXED, FIXED], ids=["unfixed", "fixed"])
+def test_an_honest_run_streams_every_test_and_is_never_called_tampered(
+    tmp_path: Path, package: str
+) -> None:
+    log, statuses, junit, nonce = _run(tmp_path, package)
+    records = stream.read(log, nonce)
+    assert len(records.starts) == 1 and records.foreign == []
+    assert records.ends == {next(iter(records.starts)): 4}
+    seen = next(iter(records.tests.values()))
+    want = "PASSED" if package == FIXED else "FAILED"
+    assert seen["tests/test_x.py::test_fixed"] == want == statuses["tests/test_x.py::test_fixed"]
+    # a subprocess and a forked multiprocessing worker are no tampering
+    assert seen["tests/test_x.py::test_forks_a_worker"] == "PASSED"
+    assert [f["phase"] for f in records.forks] == ["run"]
+    assert _verdict(log, statuses, junit, nonce) is None
+
+
+def test_the_round_five_report_forger_is_caught(tmp_path: Path) -> None:
+    """H13: the package forks at import, the child runs the tests, the parent rewrites
+    the log and the JUnit report so both say the unfixed test passed."""
+    forger = (ATTACKS / "swe_report_forger.py.txt").read_text()
+    log, statuses, junit, nonce = _run(tmp_path, UNFIXED + "\n" + forger)
+    assert statuses["tests/test_x.py::test_fixed"] == "PASSED"  # the forgery works...
+    assert junit is not None and junit["tests/test_x.py::test_fixed"] == "PASSED"
+    evidence = _verdict(log, statuses, junit, nonce)
+    assert evidence is not None and "pytest was forked" in evidence  # ...and is seen
+
+
+def test_a_forged_line_the_stream_saw_fail_is_evidence() -> None:
+    """A forger that keeps pytest's pid but rewrites the log: the stream line written
+    as the test finished still says it failed."""
+    nonce = "n1"
+    log = (f'@@dgm-stream:{nonce} {{"ev": "start", "pid": 5, "ppid": 1}}\n'
+           f'@@dgm-stream:{nonce} {{"ev": "t", "id": "t.py::a", "pid": 5, "s": "FAILED"}}\n'
+           "PASSED t.py::a\n")  # fmt: skip
+    records = stream.read(log, nonce)
+    found = stream.evidence(records, {"log": {"t.py::a": "PASSED"}}, lambda _k: True, True)
+    assert found is not None and "saw it FAILED" in found
+    # two tests cut to one key (an id with a space): the log keeps the last, so no proof
+    twice = log.replace("PASSED t.py::a\n", "") + (
+        f'@@dgm-stream:{nonce} {{"ev": "t", "id": "t.py::a", "pid": 5, "s": "PASSED"}}\n'
+    )
+    claims = {"log": {"t.py::a": "PASSED"}}
+    assert stream.evidence(stream.read(twice, nonce), claims, lambda _k: True, True) is None
+    # a stream line with another nonce (a test printing one) is not the judge's
+    assert stream.read(log.replace(nonce, "other"), nonce).starts == set()
+
+
+PYTESTER = """
+pytest_plugins = ["pytester"]
+
+def test_inline(pytester):
+    pytester.makepyfile("def test_bad():\\n    assert 0\\ndef test_good():\\n    pass\\n")
+    pytester.runpytest("-rA").assert_outcomes(failed=1, passed=1)
+
+def test_subprocess(pytester):
+    pytester.makepyfile("def test_bad():\\n    assert 0\\n")
+    pytester.runpytest_subprocess("-rA").assert_outcomes(failed=1)
+"""
+
+
+def test_pytest_sessions_a_test_runs_are_not_the_judges(tmp_path: Path) -> None:
+    """pytest's own suite (five of the 30 instances) runs pytest inside its tests: in
+    process and as a subprocess. Neither writes to the stream, and the inner sessions'
+    PASSED lines (printed by -rA) are not tests the verdict counts."""
+    log, statuses, junit, nonce = _run(tmp_path, FIXED, PYTESTER)
+    records = stream.read(log, nonce)
+    assert records.foreign == [] and records.counted == dict.fromkeys(records.starts, 2)
+    assert statuses["tests/test_x.py::test_inline"] == "PASSED"
+    assert "test_inline.py::test_good" in statuses  # the inner run's line, in the log
+    claims = {"log": statuses} | ({"report": junit} if junit is not None else {})
+    real = stream.evidence(records, claims, lambda key: key.startswith("tests/"), True)
+    assert real is None
