@@ -57,3 +57,18 @@ def test_a_value_several_tests_expect_gets_the_same_copies_in_each() -> None:
         assert len(sets) <= 1, by_test  # one draw of copies for the value, in every test
         seen_sets += len(by_test) > 1
     assert seen_sets, "no draw copied two tests of the shared value"
+
+
+def test_a_word_the_file_also_uses_outside_the_string_is_never_the_one_swapped() -> None:
+    # `form` is also a test's name (so a copy's word would be the one held once) and a
+    # part of `format`, which must not count as a second `form` of the string.
+    text = _python({"form": ("'x'", "form format"), "sky": ("'y'", "Blue sky")})
+    swapped = collections.Counter()
+    for _ in range(30):
+        _, entries = disguise("python", text, NameGen())
+        for e in entries:
+            if e.kind == MUST_FAIL and e.how.startswith("expected 'form format'"):
+                copy = _changed(e.how)[1]
+                swapped["form" not in re.findall(r"[A-Za-z]+", copy)] += 1
+    assert swapped[False], swapped  # copies were made (of its other words)
+    assert not swapped[True], swapped

@@ -10,7 +10,7 @@ import re
 import secrets
 
 from dgm.benchmarks.polyglot import wordlist
-from dgm.benchmarks.polyglot.copies import TEXT_WORDS, TOKENS, WORDS
+from dgm.benchmarks.polyglot.copies import TEXT_WORDS, TOKENS, WORDS, text_words
 from dgm.benchmarks.polyglot.value_draws import FILE_STRINGS, NONE, READABLE, fresh, shuffled
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -59,7 +59,8 @@ def _dictionary_swapped(body: str, k: int) -> list[str]:
         word = m.group(0)
         if not wordlist.is_word(word) or (READABLE.get() and _elsewhere(word, body)):
             continue
-        if READABLE.get() and uses.get(word.lower(), 0) > body.lower().count(word.lower()):
+        here = text_words(body).get(word.lower(), 0)  # counted as `uses` is: by word
+        if READABLE.get() and uses.get(word.lower(), 0) > here:
             continue  # in a test's name or a comment too: no copy's word would be
         kind = _word_class(word)
         if not kind[0]:
