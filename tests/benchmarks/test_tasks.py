@@ -10,6 +10,7 @@ import pytest
 from dgm.benchmarks import load_benchmark
 from dgm.benchmarks import stages as staging
 from dgm.benchmarks.polyglot import loader as polyglot
+from dgm.benchmarks.polyglot.toolchains import is_test_like
 from dgm.benchmarks.swebench.loader import SweTasks
 from dgm.benchmarks.task import Task
 from dgm.config import BenchmarkConfig
@@ -83,6 +84,26 @@ def test_workspace_has_no_tests_and_no_reference(
     instructions = (Path(task.source) / ".docs" / "instructions.md").read_text().strip()
     assert instructions in task.problem_statement
     assert all(name in task.problem_statement for name in task.editable_files)
+
+
+def test_no_workspace_holds_a_test_file_or_another_solution(
+    bench: polyglot.PolyglotTasks, tmp_path: Path
+) -> None:
+    """Over every exercise: nothing test-like (by name or folder, whatever the config
+    lists: go/bottle-song's `cases_test.go` held the whole expected table) and no
+    dot-folder (`.approaches` holds working solutions: red team round seven W1, W2)."""
+    seen = set()
+    for task_id in bench.task_ids():
+        task = bench.task(task_id)
+        work = tmp_path / task_id
+        polyglot.prepare_workspace(task, work)
+        files = [p.relative_to(work).as_posix() for p in work.rglob("*") if ".git" not in p.parts]
+        seen.update(files)
+        assert not [f for f in files if is_test_like(f)], task_id
+        assert not [f for f in files if any(part.startswith(".") and (work / f).is_dir()
+                                            for part in Path(f).parts)], task_id  # fmt: skip
+        assert set(task.editable_files) <= set(files), task_id
+    assert "go__bottle-song" in bench.task_ids() and ".eslintrc" in {Path(f).name for f in seen}
 
 
 def test_reference_patch_targets_solution_files(bench: polyglot.PolyglotTasks) -> None:

@@ -84,7 +84,8 @@ def prepare_judge_tree(task: Task, dest: Path) -> JudgePlan:
     """The exercise as the judge runs it: tests un-skipped and disguised, canaries added."""
     chains.copy_exercise(Path(task.source), dest)
     test_files = chains.exercise_files(Path(task.source)).test
-    chains.unskip_tests(task.language, dest, list(task.hidden_files))
+    unskipped = chains.configured_tests(Path(task.source), task.language)
+    chains.unskip_tests(task.language, dest, unskipped)
     plan = JudgePlan(task.language)
     names = NameGen()
     elsewhere: dict[str, list[str]] = {}

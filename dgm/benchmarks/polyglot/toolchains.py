@@ -12,6 +12,7 @@ a judge must run them all, the way Aider's benchmark harness does.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import shutil
@@ -131,14 +132,44 @@ def exercise_files(exercise_dir: Path) -> ExerciseFiles:
     return ExerciseFiles(files["solution"], files["test"], files.get("example", []))
 
 
+TEST_LIKE = ("*_test.*", "*.spec.js", "src/test/*", "test/*", "tests/*")
+"""What a test file or test data looks like, by its path or its name."""
+
+
+def is_test_like(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in TEST_LIKE)
+
+
+def configured_tests(exercise_dir: Path, language: str) -> list[str]:
+    """The test files the exercise's config names (its tests, and editor files that are
+    test-like), with C++'s `test/` runner: the files the judge un-skips (unskip_tests).
+    Other test-like files (a bonus test, a step-4 leak test) are hidden but stay as the
+    exercise ships them."""
+    files = exercise_files(exercise_dir)
+    meta = json.loads((Path(exercise_dir) / ".meta" / "config.json").read_text())
+    editor = meta["files"].get("editor", [])
+    found = list(files.test) + [f for f in editor if is_test_like(f)]
+    runner = Path(exercise_dir) / "test"
+    if language == "cpp" and runner.is_dir():
+        found += [str(p.relative_to(exercise_dir)) for p in runner.rglob("*")]
+    return sorted(set(found))
+
+
 def copy_exercise(exercise_dir: Path, workspace: Path) -> Path:
-    """Copy an exercise without its .meta (reference solution) and .docs folders."""
-    shutil.copytree(
-        exercise_dir, workspace, ignore=shutil.ignore_patterns(".meta", ".docs", "node_modules")
-    )
+    """Copy an exercise without its dot-folders and node_modules: `.meta` holds the
+    reference solution, `.approaches` and `.articles` hold others in their markdown (red
+    team round seven W2: a pasted approach resolved), `.docs` is the problem statement.
+    Dot-files stay (JavaScript's `.eslintrc`, `.npmrc`)."""
+    shutil.copytree(exercise_dir, workspace, ignore=_not_copied)
     for path in [workspace, *workspace.rglob("*")]:  # the checkout may be read-only
         path.chmod(path.stat().st_mode | 0o200)
     return workspace
+
+
+def _not_copied(folder: str, names: list[str]) -> set[str]:
+    here = Path(folder)
+    return {n for n in names if n == "node_modules" or (n.startswith(".") and (here / n).is_dir())}
 
 
 def reference_target(example: str, solutions: list[str], examples: list[str]) -> str:
