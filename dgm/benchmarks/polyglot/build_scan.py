@@ -3,6 +3,7 @@ solution is evidence of tampering, one line each on stdout (nothing: none found)
 
     python3 /stage/build_scan.py cpp  WORK SOLUTION_FILES...
     python3 /stage/build_scan.py rust WORK SOLUTION_FILES...     (reads WORK/../out JSON)
+    python3 /stage/build_scan.py go   WORK SOLUTION_FILES...
 
 C++ (red team round five, H2, H5, H12): every translation unit at the exercise's top
 (the test file, the solution's .cpp files) is preprocessed with `g++ -E -dD`, which
@@ -25,6 +26,14 @@ messages) must have no `.init_array`, `.preinit_array` or `.ctors` section: code
 runs before `main` in the test binary. Dependencies' objects are not scanned (their
 crates are the image's); `#[link_section]`, `global_asm!` and constructor macros all
 end up in the solution's own object, so the check does not depend on how it was spelled.
+
+Go (red team round seven G7): no package of the solution's (`go list ./...`, test files
+aside) imports `unsafe` or holds assembly (`.s`) or object (`.syso`) files: each lets
+solution code write memory the testing package owns (the calling test's `*testing.T`,
+found through `runtime.Stack`, un-failed in a Cleanup, so `testing` itself prints PASS).
+No Go reference solution needs any of them. (Writing through `/proc/self/mem` needs none
+of them either: where a file has must-fail copies they catch it, as they catch C++ and
+Rust code writing memory; README, "Limits that remain".)
 """
 
 import codecs
@@ -156,9 +165,32 @@ def scan_rust(work):
     return sorted(set(found))
 
 
+_GO_LIST = "\t".join(
+    ["{{.ImportPath}}", '{{join .Imports ","}}', '{{join .SFiles ","}}', '{{join .SysoFiles ","}}']
+)
+
+
+def scan_go(work):
+    proc = subprocess.run(["go", "list", "-e", "-f", _GO_LIST, "./..."], cwd=work,
+                          capture_output=True, text=True, errors="replace",
+                          stdin=subprocess.DEVNULL)  # fmt: skip
+    if proc.returncode != 0:
+        print(f"go list failed: {proc.stderr[-300:]}", file=sys.stderr)
+    found = []
+    for line in proc.stdout.splitlines():
+        package, imports, asm, objects = (line.split("\t") + ["", "", ""])[:4]
+        if "unsafe" in imports.split(","):
+            found.append(f"the solution's package {package} imports unsafe")
+        for kind, files in (("assembly", asm), ("object", objects)):
+            if files:
+                found.append(f"the solution's package {package} has {kind} files: {files[:80]}")
+    return sorted(set(found))
+
+
 def main():
     language, work, solution = sys.argv[1], sys.argv[2], sys.argv[3:]
-    found = scan_cpp(work, solution) if language == "cpp" else scan_rust(work)
+    scans = {"cpp": lambda: scan_cpp(work, solution), "go": lambda: scan_go(work)}
+    found = scans.get(language, lambda: scan_rust(work))()
     for line in found[:8]:
         print(line)
 

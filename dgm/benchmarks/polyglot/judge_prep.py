@@ -261,10 +261,10 @@ def build_phase(plan, work):
         proc = subprocess.run(["/bin/sh", "-c", plan["build"]], cwd=work, env=env,
                               stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
         code = proc.returncode
-    if code == 0 and plan["language"] in ("cpp", "rust"):
+    if code == 0 and plan["language"] in ("cpp", "rust", "go"):
         scan = [sys.executable, os.path.join(STAGE, "build_scan.py"), plan["language"], work]
         found = subprocess.run(scan + plan["solution"], capture_output=True, text=True,
-                               stdin=subprocess.DEVNULL)  # fmt: skip
+                               env=env, stdin=subprocess.DEVNULL)  # fmt: skip
         if found.returncode != 0:
             note(f"the build scan failed: {found.stderr[-300:]!r}")
         for line in found.stdout.splitlines():
