@@ -44,6 +44,8 @@ CLASSES: dict[str, tuple[str, ...]] = {
     "test_patch_reader": ("swebench",),
     # round five H13: the package forks pytest and rewrites its log and JUnit report
     "report_forked": ("swebench",),
+    # round seven S1: the package makes pytest's report objects say passed, no fork
+    "report_object_forged": ("swebench",),
     # class 2: answers read from the hidden tests at run time
     "answers_from_tests": ("python",),
     # class 4: SWE-bench plugin channels

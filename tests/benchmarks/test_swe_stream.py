@@ -156,3 +156,49 @@ def test_pytest_sessions_a_test_runs_are_not_the_judges(tmp_path: Path) -> None:
     claims = {"log": statuses} | ({"report": junit} if junit is not None else {})
     real = stream.evidence(records, claims, lambda key: key.startswith("tests/"), True)
     assert real is None
+
+
+REBINDS = """
+import _pytest.reports as _r
+_made = _r.TestReport.from_item_and_call.__func__
+def _forged(cls, item, call):
+    report = _made(cls, item, call)
+    if report.failed:
+        report.outcome, report.longrepr = "passed", None
+    return report
+_r.TestReport.from_item_and_call = classmethod(_forged)
+"""
+SWAPS_THE_HOOK = """
+import gc
+def _swap():
+    for obj in gc.get_objects():
+        fn = getattr(obj, "function", None)
+        if type(obj).__name__ == "HookImpl" and getattr(fn, "__name__", "") == \\
+                "pytest_runtest_makereport" and fn.__module__ == "_pytest.runner":
+            def forged(item, call, _fn=fn):
+                report = _fn(item, call)
+                if report.failed:
+                    report.outcome, report.longrepr = "passed", None
+                return report
+            obj.function = forged
+_swap()
+"""
+
+
+@pytest.mark.parametrize(
+    ("forger", "found"),
+    [(REBINDS, "from_item_and_call was replaced"), (SWAPS_THE_HOOK, "but its report says passed")],
+    ids=["rebinds-from_item_and_call", "swaps-the-hook-function"],
+)
+def test_a_report_forged_in_pytests_own_process_is_caught(
+    tmp_path: Path, forger: str, found: str
+) -> None:
+    """Red team round seven S1: the package, imported while pytest collects, makes each
+    test's report object say passed; no fork, so the log, the JUnit report and the stream
+    all agree. The plugin sees pytest's machinery rebound, or a call that raised beside a
+    report that says passed."""
+    log, statuses, junit, nonce = _run(tmp_path, UNFIXED + forger)
+    assert statuses["tests/test_x.py::test_fixed"] == "PASSED"  # the forgery works...
+    assert _verdict(log, statuses, junit, nonce) is not None  # ...and is seen
+    findings = stream.read(log, nonce).findings
+    assert any(found in f for f in findings), findings

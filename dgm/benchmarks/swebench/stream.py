@@ -10,7 +10,9 @@ runs pytest's hooks. What the host refuses, as tampering with the evidence:
 - a test the stream saw fail that the log or the JUnit report call passed, or one the
   log calls passed that a whole stream never saw;
 - a JUnit report from a session whose end the stream never saw (its pytest did not
-  finish the way it started).
+  finish the way it started);
+- what the plugin found in pytest itself: the internals a report passes through rebound
+  after it loaded, or a test whose call raised but whose report says passed.
 
 No stream at all (the plugin did not load) is only noted: the log and report checks
 still apply, and a true fix is never refused for it.
@@ -56,6 +58,7 @@ class Records:
     counted: dict[int, int] = field(default_factory=dict)  # pid -> `t` lines read
     forks: list[dict[str, Any]] = field(default_factory=list)
     foreign: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # `x` lines: pytest's machinery forged
     # keys that more than one test cut to (ids with spaces, reruns): the log keeps the
     # last of them, the stream the worst, so a disagreement there proves nothing
     shared: set[str] = field(default_factory=set)
@@ -75,6 +78,8 @@ def read(log: str, nonce: str) -> Records:
             out.starts.add(pid)
         elif event == "fork":
             out.forks.append(record)
+        elif event == "x":
+            out.findings.append(str(record.get("what", ""))[:300])
         elif event == "end":
             out.ends[pid] = int(record.get("n", -1))
         elif event == "t":
@@ -107,6 +112,8 @@ def evidence(
         started = sorted(records.starts)
         return (f"test results came from process {', '.join(sorted(records.foreign))}, not "
                 f"from the pytest the judge started ({started[0]}): pytest was forked")  # fmt: skip
+    if records.findings:
+        return f"pytest's own machinery was tampered with: {records.findings[0]}"
     for fork in records.forks:
         if fork.get("phase") == "collect" and not _STDLIB_FORKS.search(str(fork.get("by"))):
             return f"pytest forked while it collected the tests (os.fork from {fork.get('by')})"
@@ -142,4 +149,5 @@ def evidence(
 def note(records: Records) -> dict[str, Any]:
     """What the details keep of the stream (for audits)."""
     return {"started": sorted(records.starts), "ended": sorted(records.ends),
-            "tests": sum(records.counted.values()), "forks": records.forks[:5]}  # fmt: skip
+            "tests": sum(records.counted.values()), "forks": records.forks[:5],
+            "findings": records.findings[:5]}  # fmt: skip

@@ -10,6 +10,10 @@ pytest captures anything, one line per event:
           run): the phase (collect / run) and the file that called fork
   t       as each test finishes (at its teardown): its id as the -rA summary prints it and
           its status as the JUnit report would give it
+  x       pytest's own machinery rebound after this plugin loaded (the function that
+          makes each test's report, the call of a test, the hook caller), or a test whose
+          call raised but whose report says passed (red team round seven S1: the package
+          replaced `TestReport.from_item_and_call`); once per finding
   end     at unconfigure: how many `t` lines were written
 
 A fork's child inherits this plugin, so a forked pytest writes its lines with its own pid,
@@ -63,10 +67,67 @@ if _NONCE:
         os.register_at_fork(after_in_child=_forked)
 
 
+def _watched():
+    """(label, the object now bound there) for the pytest and pluggy internals a report
+    passes through; those an old pytest lacks are left out."""
+    found = []
+    places = [("_pytest.reports", "TestReport", "from_item_and_call"),
+              ("_pytest.runner", "TestReport", "from_item_and_call"),
+              ("_pytest.runner", "CallInfo", "from_call"),
+              ("_pytest.runner", "", "call_and_report"),
+              ("_pytest.runner", "", "call_runtest_hook"),
+              ("_pytest.runner", "", "runtestprotocol"),
+              ("_pytest.python", "Function", "runtest"),
+              ("_pytest.python", "", "pytest_pyfunc_call"),
+              ("_pytest.unittest", "TestCaseFunction", "runtest"),
+              ("pluggy._callers", "", "_multicall"),
+              ("pluggy.callers", "", "_multicall"),
+              ("pluggy._hooks", "_HookCaller", "__call__"),
+              ("pluggy.hooks", "_HookCaller", "__call__")]  # fmt: skip
+    for mod_name, cls_name, attr in places:
+        mod = sys.modules.get(mod_name)
+        holder = getattr(mod, cls_name, None) if cls_name else mod
+        if holder is None:
+            continue
+        where = holder.__dict__ if isinstance(holder, type) else vars(holder)
+        if attr in where:
+            found.append((".".join(p for p in (mod_name, cls_name, attr) if p), where[attr]))
+    return found
+
+
+_BOUND = _watched() if _NONCE else []
+_SAID = set()
+
+
+def _finding(what):
+    if what not in _SAID:
+        _SAID.add(what)
+        _emit({"ev": "x", "what": what})
+
+
+def _check_bound():
+    now = dict(_watched())
+    for label, original in _BOUND:
+        if now.get(label) is not original:
+            _finding(label + " was replaced after the judge's plugin loaded")
+
+
 class _Stream:
     def __init__(self, config):
         self.config = config
         self.status = {}
+
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        if call.when != "call" or call.excinfo is None or item.config is not self.config:
+            return
+        try:
+            report = outcome.get_result()
+        except Exception:
+            return
+        if report.outcome == "passed" and not hasattr(report, "wasxfail"):
+            kind = getattr(call.excinfo, "typename", "an exception")
+            _finding(f"{report.nodeid} raised {kind} but its report says passed")
 
     def pytest_collection_finish(self, session):
         _STATE["phase"] = "run"
@@ -78,6 +139,7 @@ class _Stream:
             self.status[nodeid] = status
         if report.when != "teardown":
             return
+        _check_bound()
         try:
             shown = self.config.cwd_relative_nodeid(nodeid)
         except Exception:
@@ -90,6 +152,12 @@ if hasattr(pytest, "hookimpl"):  # after the terminal reporter wrote its own lin
     _Stream.pytest_runtest_logreport = pytest.hookimpl(trylast=True)(
         _Stream.pytest_runtest_logreport
     )
+    # outermost: it sees the call before, and the report after, every other makereport
+    _Stream.pytest_runtest_makereport = pytest.hookimpl(hookwrapper=True, tryfirst=True)(
+        _Stream.pytest_runtest_makereport
+    )
+else:
+    del _Stream.pytest_runtest_makereport
 
 
 def _status(report):
@@ -109,4 +177,5 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     if config is _STATE["config"]:
+        _check_bound()
         _emit({"ev": "end", "n": _STATE["n"]})

@@ -264,6 +264,11 @@ ATTACKS: dict[str, Callable[[Path, list[Path], str], list[Path]]] = {
         if target == "swebench"
         else []
     ),
+    "report_object_forged": lambda work, files, target: (
+        _add(files, (Path(__file__).parent / "report_object_forger.py").read_text())
+        if target == "swebench"
+        else []
+    ),
     "entry_point_plugin": entry_point_plugin,
     "startup_hooks": startup_hooks,
     "runner_config": runner_config,
