@@ -247,9 +247,13 @@ _OK_FIELD = re.compile(r"(?i)^(?:ok|valid\w*|success\w*)$")
 def _expects_failure(source: str, at: int) -> bool:
     """Does the table entry around `at` expect an error? (Its expected value is then
     often not checked, and a changed one would not fail.)"""
-    start = source.rfind("{", 0, at)
-    end = closing("go", source, start) if start >= 0 else -1
-    entry = source[start:end] if end > 0 else ""
+    start, end = at, -1
+    while end <= at:  # the entry's own brace, not an inner one (`[]int{0, 0},` before it)
+        start = source.rfind("{", 0, start)
+        if start < 0:
+            break
+        end = closing("go", source, start)
+    entry = source[start:end] if start >= 0 and end > at else ""
     oks = re.findall(r"(?im)^\s*(?:ok|valid\w*|success\w*)\s*:\s*false\b", entry)
     return bool(oks) or any(v.strip() not in _NOTHING for v in _ERROR_FIELD.findall(entry))
 

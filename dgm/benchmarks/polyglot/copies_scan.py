@@ -202,13 +202,31 @@ def used_as_input(language: str, chunk: str, name: str, after: int = 0) -> bool:
     message (the solution, most likely)? Then it is an input too, and changing its value
     changes the input."""
     code = masked(language, chunk)
+    compared = []  # spans of the comparisons' and messages' arguments
     for call in re.finditer(r"(\w+)\s*!?\s*\(", code[after:]):
         call_end = after + call.end()
         end = closing(language, code, call_end - 1)
         args = code[call_end:end] if end > 0 else ""
         if re.search(rf"\b{re.escape(name)}\b", args) and not _COMPARE.match(call.group(1)):
             return True
+        if end > 0:
+            compared.append((call_end, end))
+    # Elsewhere it may only be compared for equality (Go's `if got != want`): a loop's
+    # bound (`let trials = 100; for _ in 0..trials`, then `assert_eq!(keys.len(), trials)`:
+    # a copy with 0 trials passed) or any other use makes it an input too.
+    for use in re.finditer(rf"(?<!\w){re.escape(name)}\b", code[after:]):
+        at = after + use.start()
+        field = code[at - 1 : at] == "." and code[at - 2 : at] != ".."  # `x.name`, not `0..name`
+        if field or any(lo <= at < hi for lo, hi in compared):
+            continue
+        before = code[:at].rstrip()
+        later = code[at + len(name) :].lstrip()
+        if not (before.endswith(_EQUALITY) or later.startswith(_EQUALITY)):
+            return True
     return False
+
+
+_EQUALITY = ("==", "!=")
 
 
 _VALUE_CALL = re.compile(
