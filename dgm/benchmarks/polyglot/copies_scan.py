@@ -7,7 +7,7 @@ import re
 import secrets
 from collections.abc import Iterator
 
-from dgm.benchmarks.polyglot import variants
+from dgm.benchmarks.polyglot import value_draws, variants
 
 _STRING = {
     "go": r'"(?:\\.|[^"\\\n])*"|`[^`]*`',
@@ -82,6 +82,9 @@ def change_literal(language: str, chunk: str, lo: int, hi: int, k: int = 1,
     found += enumerators(language, chunk, lo, hi)
     for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
         literal = tok.group(0)
+        key = literal if tok.lastgroup in ("str", "num", "chr") else None
+        if not value_draws.allowed(key):
+            continue  # (copies_groups: a test copied with its shared value's group)
         after = chunk[tok.end() :].lstrip(" \t")
         if after.startswith(":") and not after.startswith("::"):
             continue  # a map key: another key may collide with it
@@ -110,6 +113,7 @@ def change_literal(language: str, chunk: str, lo: int, hi: int, k: int = 1,
             new = [quote.group(0) + b + q for b in variants.string_body(inner, k, quote.group(0))]
         new = [n for n in new if n != literal]
         if new:
+            value_draws.note(key)
             return [(chunk[: tok.start()] + n + chunk[tok.end() :], f"expected {literal} -> {n}")
                     for n in new]  # fmt: skip
     return []

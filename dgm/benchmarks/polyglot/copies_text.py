@@ -29,12 +29,12 @@ from dgm.benchmarks.polyglot.copies import (
     Entry,
     NameGen,
     copyable,
-    pick_copies,
 )
 from dgm.benchmarks.polyglot.copies_builders import BUILDERS, BUILT, builder_names, same_number
 from dgm.benchmarks.polyglot.copies_expected import expected_regions, toggle, tolerance
 from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
 from dgm.benchmarks.polyglot.copies_go_loops import mutate_indexed, mutate_plain
+from dgm.benchmarks.polyglot.copies_groups import plan
 from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helpers
 from dgm.benchmarks.polyglot.copies_scan import change_literal, closing
 from dgm.benchmarks.polyglot.copies_tables import STRUCTS, inline_tables, structs
@@ -192,7 +192,9 @@ def _set_pools(language: str, text: str) -> None:
 def _laid_out(language: str, text: str, names: NameGen, spans: list[Span], able: list[int],
               mutable: list[int], context: str,
               elsewhere: dict[str, list[str]] | None) -> tuple[str, list[Entry]]:  # fmt: skip
-    passing, failing = pick_copies(able, mutable)
+    expects = [_keys(language, text[sp.start : sp.end]) for sp in spans]
+    passing, failing = plan(able, mutable, expects, lambda i, k: mutate_test(
+        language, text, spans[i], names, k, context))  # fmt: skip
     entries: list[Entry] = []
     blocks: list[list[str]] = []
     tables: dict[str, list[str]] = {}
@@ -204,7 +206,7 @@ def _laid_out(language: str, text: str, names: NameGen, spans: list[Span], able:
             copy_name = names.name(language)
             entries.append(Entry(copy_name, span.original, MUST_PASS))
             mine.append(_rename(language, text, span, copy_name))
-        for mutant in _mutants(language, text, span, names, failing.count(i), context):
+        for mutant in failing.get(i, []):
             copy_name = names.name(language)
             entries.append(Entry(copy_name, span.original, MUST_FAIL, mutant.how))
             moved = text[: span.start] + mutant.body + text[span.end :]
@@ -245,11 +247,15 @@ def definitions(language: str, text: str, spans: list[Span]) -> dict[str, str]:
     return found
 
 
-def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
-             context: str) -> list[Mutant]:  # fmt: skip
-    """`count` must-fail copies, or none: one draw, never retried (a draw of values is
-    thrown away more often near zero, and retrying would favour the real value there)."""
-    return mutate_test(language, text, span, names, count, context) if count else []
+def _keys(language: str, chunk: str) -> frozenset[str]:
+    """The literals (their text) on the expected side of one test's assertions: what a
+    shared value's group is made of (copies_groups). Go's table tests: none (the copy of
+    a table changes every cell of the value, copies_go)."""
+    if language == "go":
+        return frozenset()
+    return frozenset(t.group(0) for lo, hi in expected_regions(language, chunk)
+                     for t in scan.tokens(language, chunk, lo, hi)
+                     if t.lastgroup in ("str", "num", "chr"))  # fmt: skip
 
 
 # -- must-fail copies ----------------------------------------------------------------------
@@ -291,8 +297,10 @@ def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]
     changed = _literal_changed(language, text, chunk, regions, k)
     if changed:
         return changed
-    swapped = _swapped_names(language, chunk, regions, k)
+    keyless = value_draws.allowed(None)  # (not while copied with a shared value's group)
+    swapped = _swapped_names(language, chunk, regions, k) if keyless else []
     if swapped:
+        value_draws.note(None)
         return swapped
     lenient = value_draws.LENIENT.set(True)
     try:
@@ -301,7 +309,8 @@ def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]
         value_draws.LENIENT.reset(lenient)
     if changed:
         return changed
-    toggled = toggle(language, text, chunk)
+    toggled = toggle(language, text, chunk) if keyless else None
+    value_draws.note(None)
     return [Mutant(toggled, "negated a boolean check")] if toggled else []
 
 

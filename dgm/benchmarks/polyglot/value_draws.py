@@ -13,6 +13,7 @@ import re
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 NONE: list[Any] = []
@@ -206,8 +207,52 @@ def once_per_value(key: tuple, make: Callable[[], list[Any]], k: int) -> list[An
 def trial() -> Iterator[None]:
     """A trial draw (can this test be changed at all, k=1?): it fixes no value's copies,
     or every later test of that value would get that one copy."""
-    token = DRAWN.set(None)
+    token, target = DRAWN.set(None), TARGET.set(None)
     try:
         yield
     finally:
         DRAWN.reset(token)
+        TARGET.reset(target)
+
+
+GROUPED: contextvars.ContextVar[bool] = contextvars.ContextVar("grouped", default=False)
+"""Set while a file's copies are planned by shared value (copies_groups): a real value
+several tests expect then gets copy values the file does not hold (shared), which every
+test of it expects in its copies, so each occurs exactly as often as it (round six T2)."""
+
+
+def shared(pool: list[Any], real: Any) -> bool:
+    """Is `real` a value several tests expect (grouped draws only)?"""
+    return GROUPED.get() and pool.count(real) >= 2
+
+
+@dataclass
+class Target:
+    """What the copies of the test being changed may change (copies_groups): `prefer`,
+    the key of the only value they may change (a test of a shared value being copied
+    with its group), else any value but `avoid`'s; `changed`, the key of the value the
+    copies made did change (None: a keyless change, a flipped check or boolean)."""
+
+    prefer: str | None = None
+    avoid: frozenset[str] = frozenset()
+    changed: str | None = None
+
+
+TARGET: contextvars.ContextVar[Target | None] = contextvars.ContextVar("target", default=None)
+
+
+def allowed(key: str | None) -> bool:
+    """May the copies being made change the value of this key (None: a keyless change)?"""
+    target = TARGET.get()
+    if target is None:
+        return True
+    if target.prefer is not None:
+        return key == target.prefer
+    return key is None or key not in target.avoid
+
+
+def note(key: str | None) -> None:
+    """Record the key of the value the copies just made change."""
+    target = TARGET.get()
+    if target is not None:
+        target.changed = key

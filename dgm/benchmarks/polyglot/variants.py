@@ -33,6 +33,7 @@ from dgm.benchmarks.polyglot.made_strings import made
 from dgm.benchmarks.polyglot.value_draws import (
     FILE_NUMBERS,
     FILE_STRINGS,
+    GROUPED,
     LENIENT,
     NONE,
     NUMBERS,
@@ -45,6 +46,7 @@ from dgm.benchmarks.polyglot.value_draws import (
     number_value,
     once_per_value,
     shape,
+    shared,
     shuffled,
     side,
     strict,
@@ -100,6 +102,8 @@ def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
     where = side(number_value(token))
     expected = [t for t in NUMBERS.get() if notation(t) == kind and side(number_value(t)) == where]
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
+    if shared(expected, token):
+        return None  # (fresh: each copy value is then held as often as it, GROUPED)
     if expected.count(token) >= 2:
         return counted(expected, token, k) or NONE
     if every.count(token) < 2:
@@ -121,7 +125,7 @@ def _count_matched(token: str, kind: tuple, k: int) -> list[str] | None:
     a copy that leaks by count still catches "pass what touched my code")."""
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
     uses = every.count(token)
-    if uses < 2:
+    if uses < 2 or shared(list(NUMBERS.get()), token):
         return None
     where = side(number_value(token))
     fits = sorted({t for t in every if t != token and every.count(t) == uses - 1
@@ -163,8 +167,15 @@ def int_run(value: int, k: int) -> list[int]:
 def number_literal(token: str, k: int) -> list[str]:
     """k other number literals in the token's own notation (hex stays hex, same width and
     case; decimals keep their count of digits; suffix kept), or [] when it has none.
-    (Drawn for each test alone: a number several tests expect is drawn from the file's
-    numbers by use, value_draws.counted, so its copies recur as it does.)"""
+    Drawn once per file for all the tests expecting it where copies are grouped
+    (value_draws.GROUPED: a number several tests expect is then made fresh, and every
+    test of it gets the same copies); else for each test alone."""
+    if GROUPED.get():
+        return once_per_value(("num", token), lambda: _number_literal(token, k), k)
+    return _number_literal(token, k)
+
+
+def _number_literal(token: str, k: int) -> list[str]:
     selected = among_inputs("num", token, k)
     if selected:
         return selected
@@ -189,6 +200,8 @@ def _fresh_run(token: str, k: int) -> list[str]:
         return NONE
     if not set(NUMBERS.get()).intersection(run):
         return run
+    if shared(list(NUMBERS.get()), token):
+        return NONE  # (drawn by use, a copy value would be held more often than it)
     return by_use(token, notation(token), k) or NONE
 
 
@@ -284,6 +297,8 @@ def _string_body(body: str, k: int, quote: str = "") -> list[str]:
     selected = among_inputs(quote, body, k)
     if selected:
         return selected
+    if shared(pool, body):  # (fresh, for every test of it: each copy held as often)
+        return made(body, k, pool)
     picked = drawn(pool, body, k)
     if picked is not None:
         return picked
