@@ -221,9 +221,14 @@ several tests expect then gets copy values the file does not hold (shared), whic
 test of it expects in its copies, so each occurs exactly as often as it (round six T2)."""
 
 
-def shared(pool: list[Any], real: Any) -> bool:
-    """Is `real` a value several tests expect (grouped draws only)?"""
-    return GROUPED.get() and pool.count(real) >= 2
+def shared(pool: list[Any], real: Any, every: tuple[Any, ...]) -> bool:
+    """Is `real` a value several tests expect and the file holds nowhere else (`every`:
+    all the file's values of its kind)? Grouped draws only; a value held elsewhere too
+    (an input, another table) is drawn as before, from the file's values: a copy value
+    made fresh would be held nowhere else, and the real one would be (round six: Go's
+    protein-translation expects `Methionine` in two tables)."""
+    uses = pool.count(real)
+    return GROUPED.get() and uses >= 2 and every.count(real) == uses
 
 
 @dataclass

@@ -102,7 +102,7 @@ def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
     where = side(number_value(token))
     expected = [t for t in NUMBERS.get() if notation(t) == kind and side(number_value(t)) == where]
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
-    if shared(expected, token):
+    if shared(expected, token, FILE_NUMBERS.get()):
         return None  # (fresh: each copy value is then held as often as it, GROUPED)
     if expected.count(token) >= 2:
         return counted(expected, token, k) or NONE
@@ -125,7 +125,7 @@ def _count_matched(token: str, kind: tuple, k: int) -> list[str] | None:
     a copy that leaks by count still catches "pass what touched my code")."""
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
     uses = every.count(token)
-    if uses < 2 or shared(list(NUMBERS.get()), token):
+    if uses < 2 or shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
         return None
     where = side(number_value(token))
     fits = sorted({t for t in every if t != token and every.count(t) == uses - 1
@@ -200,7 +200,7 @@ def _fresh_run(token: str, k: int) -> list[str]:
         return NONE
     if not set(NUMBERS.get()).intersection(run):
         return run
-    if shared(list(NUMBERS.get()), token):
+    if shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
         return NONE  # (drawn by use, a copy value would be held more often than it)
     return by_use(token, notation(token), k) or NONE
 
@@ -297,7 +297,7 @@ def _string_body(body: str, k: int, quote: str = "") -> list[str]:
     selected = among_inputs(quote, body, k)
     if selected:
         return selected
-    if shared(pool, body):  # (fresh, for every test of it: each copy held as often)
+    if shared(pool, body, FILE_STRINGS.get()):  # (fresh: each copy held as often)
         return made(body, k, pool)
     picked = drawn(pool, body, k)
     if picked is not None:
