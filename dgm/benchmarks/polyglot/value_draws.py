@@ -226,9 +226,13 @@ def shared(pool: list[Any], real: Any, every: tuple[Any, ...]) -> bool:
     all the file's values of its kind)? Grouped draws only; a value held elsewhere too
     (an input, another table) is drawn as before, from the file's values: a copy value
     made fresh would be held nowhere else, and the real one would be (round six: Go's
-    protein-translation expects `Methionine` in two tables)."""
+    protein-translation expects `Methionine` in two tables), and so is one that is part
+    of another value of the file (a line of house inside its verses)."""
     uses = pool.count(real)
-    return GROUPED.get() and uses >= 2 and every.count(real) == uses
+    if not GROUPED.get() or uses < 2 or every.count(real) != uses:
+        return False
+    text = str(real)  # (inside another value too, the cumulative song's line in its verse:
+    return not any(text in str(v) for v in every if v != real)  # a fresh copy is in none)
 
 
 @dataclass
