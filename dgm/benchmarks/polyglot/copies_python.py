@@ -155,11 +155,17 @@ def _mutants(test: Any, sites: list, k: int) -> list[tuple[Any, str]]:
         if not found:
             continue
         value_draws.note(key)
+        # Grouped: every site of the test expecting the value changed (copies_groups).
+        same = [s for s in sites if value_draws.GROUPED.get() and _value_at(s) == key]
+        places = [(h, f, p) for h, f, p, _ in same] or [(holder, field, position)]
+        olds = [_node_at(p) for p in places]
         out = []
         for new in found:
-            _put((holder, field, position), ast.parse(repr(new), mode="eval").body)
+            for place in places:
+                _put(place, ast.parse(repr(new), mode="eval").body)
             out.append((copy.deepcopy(test), f"expected {value!r} -> {new!r}"))
-        _put((holder, field, position), node)
+        for place, old in zip(places, olds, strict=True):
+            _put(place, old)
         return out
     return []
 
@@ -199,6 +205,15 @@ def _negated(test: Any) -> list[tuple[Any, str]]:
     twin = copy.deepcopy(test)
     call.func.attr = name
     return [(twin, "negated a boolean check")]
+
+
+def _node_at(where: tuple[ast.AST, str, int | None]) -> ast.AST:
+    holder, field, position = where
+    return getattr(holder, field)[position] if position is not None else getattr(holder, field)
+
+
+def _value_at(site: tuple[ast.AST, str, int | None, str]) -> str:
+    return repr(ast.literal_eval(_node_at(site[:3])))  # type: ignore[arg-type]
 
 
 def _put(where: tuple[ast.AST, str, int | None], node: ast.AST) -> None:

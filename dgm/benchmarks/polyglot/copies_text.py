@@ -320,7 +320,7 @@ def _literal_changed(language: str, text: str, chunk: str, regions: list[tuple[i
         gap = tolerance(language, text, chunk, lo)
         if gap is None:
             continue
-        changed = change_literal(language, chunk, lo, hi, k, gap)
+        changed = change_literal(language, chunk, lo, hi, k, gap, tuple(regions))
         if (
             changed
             and BUILT.get()
