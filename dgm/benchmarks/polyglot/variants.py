@@ -103,7 +103,7 @@ def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
     expected = [t for t in NUMBERS.get() if notation(t) == kind and side(number_value(t)) == where]
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
     if shared(expected, token, FILE_NUMBERS.get()):
-        return None  # (fresh: each copy value is then held as often as it, GROUPED)
+        return None if _free(token, kind, k) else NONE  # (fresh: held as often as it)
     if expected.count(token) >= 2:
         return counted(expected, token, k) or NONE
     if every.count(token) < 2:
@@ -125,13 +125,26 @@ def _count_matched(token: str, kind: tuple, k: int) -> list[str] | None:
     a copy that leaks by count still catches "pass what touched my code")."""
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
     uses = every.count(token)
-    if uses < 2 or shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
+    if shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
+        return None if _free(token, kind, k) else NONE
+    if uses < 2:
         return None
     where = side(number_value(token))
     fits = sorted({t for t in every if t != token and every.count(t) == uses - 1
                    and side(number_value(t)) == where})  # fmt: skip
     k = affordable(fits + [token], k) if fits else k
     return shuffled(fits)[:k] if len(fits) >= k else NONE
+
+
+def _free(token: str, kind: tuple, k: int) -> bool:
+    """Does every run int_run may draw around `token` fit between boundaries? Only then
+    is a shared number made fresh: near zero fewer runs fit a smaller value, and the
+    tilt, small for one test, was counted once for each test of a shared value ("the
+    smallest of a small set is real" 0.585 on javascript against chance 0.486)."""
+    unit = 10.0 ** -kind[1] if kind[0] == "d" else 1.0
+    scaled = round(number_value(token) / unit)
+    lo, hi = scaled - 9 * k, scaled + 9 * k
+    return lo >= 0 and not any(lo < b <= hi for b in boundaries())
 
 
 def fresh_numbers(values: list[str]) -> list[str]:
