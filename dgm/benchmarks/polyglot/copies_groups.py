@@ -36,11 +36,14 @@ def plan(
     expects: list[frozenset[str]],
     mutate: Callable[[int, int], list[T]],
     elsewhere: frozenset[str] = frozenset(),
+    balanced: Callable[[str], bool] = lambda _key: True,
 ) -> tuple[list[int], dict[int, list[T]]]:
     """(tests to copy unchanged, test -> its must-fail copies). `expects`: the keys of
     each test's expected values; `mutate(i, k)`: up to k must-fail copies of test i
     (the changers read value_draws.TARGET); `elsewhere`: keys that tests outside this
-    plan expect (Python: another class), never changed."""
+    plan expect (Python: another class), never changed; `balanced(key)`: does the file
+    hold the value only where its tests expect it? (One held elsewhere too, an input, is
+    copied test by test as before: no copy value could be held as often.)"""
     passing, failing = pick_copies(able, mutable)
     if not value_draws.GROUPED.get():
         return passing, {i: mutate(i, failing.count(i)) for i in dict.fromkeys(failing)}
@@ -52,7 +55,7 @@ def plan(
         for _ in range(AVOIDS):
             copies, key = _made(mutate, i, failing.count(i), None, avoid)
             group = sorted({i, *(j for j, keys in enumerate(expects) if key in keys)})
-            if key is None or len(group) == 1 or not copies:
+            if key is None or len(group) == 1 or not copies or not balanced(key):
                 made[i] = copies
                 spent += len(copies)
                 break

@@ -11,6 +11,7 @@ or of the literal a name it compares with was bound to) changed.
 from __future__ import annotations
 
 import ast
+import collections
 import contextvars
 import copy
 import re
@@ -51,6 +52,7 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
             if isinstance(n, _Func) and not n.name.startswith("test")}  # fmt: skip
     containers: list[ast.Module | ast.ClassDef] = [tree]
     containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    held, uses = _held(tree)
     keys = {id(t): _keys(t) for node in containers for t in node.body
             if isinstance(t, _Func) and t.name.startswith("test")}  # fmt: skip
     for node in containers:
@@ -67,7 +69,8 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
         mine = {id(t) for t in tests}
         outside = frozenset().union(*(v for n, v in keys.items() if n not in mine))
         copier = lambda i, k, tests=tests: mutants(tests[i], k)  # noqa: E731
-        passing, failing = plan(able, mutable, expects, copier, outside)
+        passing, failing = plan(able, mutable, expects, copier, outside,
+                                lambda key: held[key] == uses[key])  # fmt: skip
         out = []
         for i, test in enumerate(tests):
             test.name = names.name("python")
@@ -127,6 +130,21 @@ def _inputs(test: Any, sites: list[tuple[ast.AST, str, int | None, str]]) -> tup
 
 def _values(value: Any, k: int) -> list[Any]:
     return [v for v in python_values.python_value(value, k) if v != value]
+
+
+def _held(tree: ast.AST) -> tuple[collections.Counter, collections.Counter]:
+    """(how often the file holds each literal value, how often its tests expect it), by
+    repr: copies_groups groups a value only where the two are equal."""
+    held: collections.Counter = collections.Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)) and (
+            _literal(node)
+        ):
+            held[repr(ast.literal_eval(node))] += 1
+    uses = collections.Counter(_value_at(s) for fn in ast.walk(tree)
+                               if isinstance(fn, _Func) and fn.name.startswith("test")
+                               for s in _sites(fn))  # fmt: skip
+    return held, uses
 
 
 def _keys(fn: ast.AST) -> frozenset[str]:

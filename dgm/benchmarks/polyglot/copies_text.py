@@ -15,6 +15,7 @@ tests run, reports.BUILD and RUN). Where a test may be changed is copies_expecte
 
 from __future__ import annotations
 
+import collections
 import re
 import secrets
 from dataclasses import dataclass
@@ -192,9 +193,13 @@ def _set_pools(language: str, text: str) -> None:
 def _laid_out(language: str, text: str, names: NameGen, spans: list[Span], able: list[int],
               mutable: list[int], context: str,
               elsewhere: dict[str, list[str]] | None) -> tuple[str, list[Entry]]:  # fmt: skip
-    expects = [_keys(language, text[sp.start : sp.end]) for sp in spans]
+    expects = [frozenset(_keys(language, text[sp.start : sp.end])) for sp in spans]
+    held = collections.Counter(t.group(0) for t in scan.tokens(language, text)
+                               if t.lastgroup in ("str", "num", "chr"))  # fmt: skip
+    uses = collections.Counter(k for sp in spans for k in _keys(language, text[sp.start : sp.end]))
     passing, failing = plan(able, mutable, expects, lambda i, k: mutate_test(
-        language, text, spans[i], names, k, context))  # fmt: skip
+        language, text, spans[i], names, k, context),
+        balanced=lambda key: held[key] == uses[key])  # fmt: skip
     entries: list[Entry] = []
     blocks: list[list[str]] = []
     tables: dict[str, list[str]] = {}
@@ -247,15 +252,15 @@ def definitions(language: str, text: str, spans: list[Span]) -> dict[str, str]:
     return found
 
 
-def _keys(language: str, chunk: str) -> frozenset[str]:
+def _keys(language: str, chunk: str) -> list[str]:
     """The literals (their text) on the expected side of one test's assertions: what a
     shared value's group is made of (copies_groups). Go's table tests: none (the copy of
     a table changes every cell of the value, copies_go)."""
     if language == "go":
-        return frozenset()
-    return frozenset(t.group(0) for lo, hi in expected_regions(language, chunk)
-                     for t in scan.tokens(language, chunk, lo, hi)
-                     if t.lastgroup in ("str", "num", "chr"))  # fmt: skip
+        return []
+    return [t.group(0) for lo, hi in sorted(set(expected_regions(language, chunk)))
+            for t in scan.tokens(language, chunk, lo, hi)
+            if t.lastgroup in ("str", "num", "chr")]  # fmt: skip
 
 
 # -- must-fail copies ----------------------------------------------------------------------

@@ -221,18 +221,27 @@ several tests expect then gets copy values the file does not hold (shared), whic
 test of it expects in its copies, so each occurs exactly as often as it (round six T2)."""
 
 
-def shared(pool: list[Any], real: Any, every: tuple[Any, ...]) -> bool:
-    """Is `real` a value several tests expect and the file holds nowhere else (`every`:
-    all the file's values of its kind)? Grouped draws only; a value held elsewhere too
-    (an input, another table) is drawn as before, from the file's values: a copy value
-    made fresh would be held nowhere else, and the real one would be (round six: Go's
-    protein-translation expects `Methionine` in two tables), and so is one that is part
-    of another value of the file (a line of house inside its verses)."""
+FRESH, NEVER = "fresh", "never"
+
+
+def sharing(pool: list[Any], real: Any, every: tuple[Any, ...]) -> str | None:
+    """Where copies are grouped, for a value several tests expect (`pool`: the file's
+    expected values of its kind, `every`: all its values of that kind): FRESH, its copy
+    values are made afresh (held nowhere, each then expected as often as it); NEVER, it
+    is held elsewhere too (an input, another table: round six, Go's protein-translation
+    expects `Methionine` in two tables), so no copy value could be held as often, and no
+    test changes it (a value drawn from the file was then held more often than it, and
+    "the value held fewest times" named it). None: not shared, or not grouped."""
     uses = pool.count(real)
-    if not GROUPED.get() or uses < 2 or every.count(real) != uses:
-        return False
-    text = str(real)  # (inside another value too, the cumulative song's line in its verse:
-    return not any(text in str(v) for v in every if v != real)  # a fresh copy is in none)
+    if not GROUPED.get() or uses < 2:
+        return None
+    return FRESH if every.count(real) == uses else NEVER
+
+
+def fresh_shared(pool: list[Any], real: Any, every: tuple[Any, ...]) -> bool:
+    """sharing() is FRESH; a NEVER value is drawn as before, and copies_groups copies it
+    test by test as before (its `balanced` says so)."""
+    return sharing(pool, real, every) == FRESH
 
 
 @dataclass

@@ -42,11 +42,11 @@ from dgm.benchmarks.polyglot.value_draws import (
     among_inputs,
     boundaries,
     counted,
+    fresh_shared,
     notation,
     number_value,
     once_per_value,
     shape,
-    shared,
     shuffled,
     side,
     strict,
@@ -102,8 +102,8 @@ def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
     where = side(number_value(token))
     expected = [t for t in NUMBERS.get() if notation(t) == kind and side(number_value(t)) == where]
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
-    if shared(expected, token, FILE_NUMBERS.get()):
-        return None if _free(token, kind, k) else NONE  # (fresh: held as often as it)
+    if fresh_shared(expected, token, FILE_NUMBERS.get()):  # (held as often as it)
+        return None if _free(token, kind, k) else NONE
     if expected.count(token) >= 2:
         return counted(expected, token, k) or NONE
     if every.count(token) < 2:
@@ -125,7 +125,7 @@ def _count_matched(token: str, kind: tuple, k: int) -> list[str] | None:
     a copy that leaks by count still catches "pass what touched my code")."""
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
     uses = every.count(token)
-    if shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
+    if fresh_shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
         return None if _free(token, kind, k) else NONE
     if uses < 2:
         return None
@@ -213,7 +213,7 @@ def _fresh_run(token: str, k: int) -> list[str]:
         return NONE
     if not set(NUMBERS.get()).intersection(run):
         return run
-    if shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
+    if fresh_shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
         return NONE  # (drawn by use, a copy value would be held more often than it)
     return by_use(token, notation(token), k) or NONE
 
@@ -303,6 +303,8 @@ def _string_body(body: str, k: int, quote: str = "") -> list[str]:
     words of the file of the same kind (case, length), else one letter or digit for k
     others of its class."""
     pool = [b for q, b in STRINGS.get() if q == quote]
+    if fresh_shared(pool, body, FILE_STRINGS.get()):  # (each copy held as often as it)
+        return made(body, k, pool)
     held = READABLE.get() and FILE_STRINGS.get().count(body) > 1
     if LENIENT.get():  # only made afresh what the first pass matched (the real one is
         # then the member seen more often, but "pass what touched my code" is caught)
@@ -310,8 +312,6 @@ def _string_body(body: str, k: int, quote: str = "") -> list[str]:
     selected = among_inputs(quote, body, k)
     if selected:
         return selected
-    if shared(pool, body, FILE_STRINGS.get()):  # (fresh: each copy held as often)
-        return made(body, k, pool)
     picked = drawn(pool, body, k)
     if picked is not None:
         return picked
