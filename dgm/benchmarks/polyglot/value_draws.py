@@ -229,9 +229,10 @@ def sharing(pool: list[Any], real: Any, every: tuple[Any, ...]) -> str | None:
     expected values of its kind, `every`: all its values of that kind): FRESH, its copy
     values are made afresh (held nowhere, each then expected as often as it); NEVER, it
     is held elsewhere too (an input, another table: round six, Go's protein-translation
-    expects `Methionine` in two tables), so no copy value could be held as often, and no
-    test changes it (a value drawn from the file was then held more often than it, and
-    "the value held fewest times" named it). None: not shared, or not grouped."""
+    expects `Methionine` in two tables), so no copy value could be held as often: it is
+    drawn and copied test by test as before (grouped with values drawn from the file,
+    those were held more often than it, and "the value held fewest times" named it).
+    None: not shared, or not grouped."""
     uses = pool.count(real)
     if not GROUPED.get() or uses < 2:
         return None
