@@ -15,6 +15,7 @@ tests run, reports.BUILD and RUN). Where a test may be changed is copies_expecte
 
 from __future__ import annotations
 
+import collections
 import re
 import secrets
 from dataclasses import dataclass
@@ -29,12 +30,12 @@ from dgm.benchmarks.polyglot.copies import (
     Entry,
     NameGen,
     copyable,
-    pick_copies,
 )
 from dgm.benchmarks.polyglot.copies_builders import BUILDERS, BUILT, builder_names, same_number
 from dgm.benchmarks.polyglot.copies_expected import expected_regions, toggle, tolerance
 from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
 from dgm.benchmarks.polyglot.copies_go_loops import mutate_indexed, mutate_plain
+from dgm.benchmarks.polyglot.copies_groups import plan
 from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helpers
 from dgm.benchmarks.polyglot.copies_scan import change_literal, closing
 from dgm.benchmarks.polyglot.copies_tables import STRUCTS, inline_tables, structs
@@ -192,7 +193,13 @@ def _set_pools(language: str, text: str) -> None:
 def _laid_out(language: str, text: str, names: NameGen, spans: list[Span], able: list[int],
               mutable: list[int], context: str,
               elsewhere: dict[str, list[str]] | None) -> tuple[str, list[Entry]]:  # fmt: skip
-    passing, failing = pick_copies(able, mutable)
+    expects = [frozenset(_keys(language, text[sp.start : sp.end])) for sp in spans]
+    held = collections.Counter(t.group(0) for t in scan.tokens(language, text)
+                               if t.lastgroup in ("str", "num", "chr"))  # fmt: skip
+    uses = collections.Counter(k for sp in spans for k in _keys(language, text[sp.start : sp.end]))
+    passing, failing = plan(able, mutable, expects, lambda i, k: mutate_test(
+        language, text, spans[i], names, k, context),
+        balanced=lambda key: held[key] == uses[key])  # fmt: skip
     entries: list[Entry] = []
     blocks: list[list[str]] = []
     tables: dict[str, list[str]] = {}
@@ -204,7 +211,7 @@ def _laid_out(language: str, text: str, names: NameGen, spans: list[Span], able:
             copy_name = names.name(language)
             entries.append(Entry(copy_name, span.original, MUST_PASS))
             mine.append(_rename(language, text, span, copy_name))
-        for mutant in _mutants(language, text, span, names, failing.count(i), context):
+        for mutant in failing.get(i, []):
             copy_name = names.name(language)
             entries.append(Entry(copy_name, span.original, MUST_FAIL, mutant.how))
             moved = text[: span.start] + mutant.body + text[span.end :]
@@ -245,11 +252,15 @@ def definitions(language: str, text: str, spans: list[Span]) -> dict[str, str]:
     return found
 
 
-def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
-             context: str) -> list[Mutant]:  # fmt: skip
-    """`count` must-fail copies, or none: one draw, never retried (a draw of values is
-    thrown away more often near zero, and retrying would favour the real value there)."""
-    return mutate_test(language, text, span, names, count, context) if count else []
+def _keys(language: str, chunk: str) -> list[str]:
+    """The literals (their text) on the expected side of one test's assertions: what a
+    shared value's group is made of (copies_groups). Go's table tests: none (the copy of
+    a table changes every cell of the value, copies_go)."""
+    if language == "go":
+        return []
+    return [t.group(0) for lo, hi in sorted(set(expected_regions(language, chunk)))
+            for t in scan.tokens(language, chunk, lo, hi)
+            if t.lastgroup in ("str", "num", "chr")]  # fmt: skip
 
 
 # -- must-fail copies ----------------------------------------------------------------------
@@ -291,8 +302,10 @@ def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]
     changed = _literal_changed(language, text, chunk, regions, k)
     if changed:
         return changed
-    swapped = _swapped_names(language, chunk, regions, k)
+    keyless = value_draws.allowed(None)  # (not while copied with a shared value's group)
+    swapped = _swapped_names(language, chunk, regions, k) if keyless else []
     if swapped:
+        value_draws.note(None)
         return swapped
     lenient = value_draws.LENIENT.set(True)
     try:
@@ -301,7 +314,8 @@ def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]
         value_draws.LENIENT.reset(lenient)
     if changed:
         return changed
-    toggled = toggle(language, text, chunk)
+    toggled = toggle(language, text, chunk) if keyless else None
+    value_draws.note(None)
     return [Mutant(toggled, "negated a boolean check")] if toggled else []
 
 
@@ -311,7 +325,7 @@ def _literal_changed(language: str, text: str, chunk: str, regions: list[tuple[i
         gap = tolerance(language, text, chunk, lo)
         if gap is None:
             continue
-        changed = change_literal(language, chunk, lo, hi, k, gap)
+        changed = change_literal(language, chunk, lo, hi, k, gap, tuple(regions))
         if (
             changed
             and BUILT.get()
