@@ -182,36 +182,13 @@ def _changed_at(source: str, fields: set[str], sites: list[tuple[int, int]],
                 source, lo, hi, idents, k
             )
             if changed:
-                return _everywhere(source, (lo, hi), sites, changed)
+                return changed
     finally:
         value_draws.WIDE.reset(wide)
         for var, token in zip((value_draws.NUMBERS, variants.STRINGS), pools, strict=True):
             if token is not None:
                 var.reset(token)
     return []
-
-
-def _everywhere(source: str, site: tuple[int, int], sites: list[tuple[int, int]],
-                changed: list[tuple[str, str]]) -> list[tuple[str, str]]:  # fmt: skip
-    """Where copies are grouped (value_draws.GROUPED), each changed table with the value
-    changed in every entry of the field that holds it, not in one: a value several
-    entries expect was, in every copy of the table, the one held most (round six T2);
-    now each copy value is held exactly as often as it. (More failing entries: the copy
-    still fails.) A flag is changed in its own entry only (see _one_way)."""
-    lo, hi = site
-    value = source[lo:hi]
-    if not value_draws.GROUPED.get() or value.strip().rstrip(",").strip() in ("true", "false"):
-        return changed
-    spots = sorted(a + source[a:b].index(value.strip()) for a, b in sites
-                   if source[a:b].strip() == value.strip())  # fmt: skip
-    out = []
-    for body, how in changed:
-        new = body[lo : hi + len(body) - len(source)].strip()
-        text = source
-        for at in reversed(spots):
-            text = text[:at] + new + text[at + len(value.strip()) :]
-        out.append((text, how))
-    return out
 
 
 _IDENT = re.compile(r"(?!nil$|true$|false$)[A-Za-z_]\w*")

@@ -11,7 +11,6 @@ or of the literal a name it compares with was bound to) changed.
 from __future__ import annotations
 
 import ast
-import collections
 import contextvars
 import copy
 import re
@@ -27,8 +26,8 @@ from dgm.benchmarks.polyglot.copies import (
     Entry,
     NameGen,
     copyable,
+    pick_copies,
 )
-from dgm.benchmarks.polyglot.copies_groups import plan
 
 _EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertDictEqual", "assertIs",
           "assertTupleEqual", "assertSetEqual", "assertMultiLineEqual",
@@ -52,9 +51,6 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
             if isinstance(n, _Func) and not n.name.startswith("test")}  # fmt: skip
     containers: list[ast.Module | ast.ClassDef] = [tree]
     containers += [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    held, uses = _held(tree)
-    keys = {id(t): _keys(t) for node in containers for t in node.body
-            if isinstance(t, _Func) and t.name.startswith("test")}  # fmt: skip
     for node in containers:
         cls = node.name if isinstance(node, ast.ClassDef) else ""
         slots = [i for i, item in enumerate(node.body)
@@ -65,20 +61,16 @@ def disguise_python(text: str, names: NameGen) -> tuple[str, list[Entry]]:
         originals = [_key(cls, t.name) for t in tests]
         able = [i for i, t in enumerate(tests) if copyable(ast.unparse(t), defs)]
         mutable = [i for i in able if mutate(tests[i]) is not None]
-        expects = [keys.get(id(t), frozenset()) for t in tests]
-        mine = {id(t) for t in tests}
-        outside = frozenset().union(*(v for n, v in keys.items() if n not in mine))
-        copier = lambda i, k, tests=tests: mutants(tests[i], k)  # noqa: E731
-        passing, failing = plan(able, mutable, expects, copier, outside,
-                                lambda key: held[key] == uses[key])  # fmt: skip
+        passing, failing = pick_copies(able, mutable)
         out = []
         for i, test in enumerate(tests):
             test.name = names.name("python")
             entries.append(Entry(_key(cls, test.name), originals[i], REAL))
             out.append(test)
         copies = [(i, MUST_PASS, copy.deepcopy(tests[i]), "") for i in passing]
-        for i in sorted(failing):
-            copies += [(i, MUST_FAIL, twin, how) for twin, how in failing[i]]
+        for i in sorted(set(failing)):
+            made = mutants(tests[i], failing.count(i))
+            copies += [(i, MUST_FAIL, twin, how) for twin, how in made]
         for i, kind, twin, how in copies:
             twin.name = names.name("python")
             entries.append(Entry(_key(cls, twin.name), originals[i], kind, how))
@@ -128,35 +120,6 @@ def _inputs(test: Any, sites: list[tuple[ast.AST, str, int | None, str]]) -> tup
     return tuple(out)
 
 
-def _values(value: Any, k: int) -> list[Any]:
-    return [v for v in python_values.python_value(value, k) if v != value]
-
-
-def _held(tree: ast.AST) -> tuple[collections.Counter, collections.Counter]:
-    """(how often the file holds each literal value, how often its tests expect it), by
-    repr: copies_groups groups a value only where the two are equal."""
-    held: collections.Counter = collections.Counter()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)) and (
-            _literal(node)
-        ):
-            held[repr(ast.literal_eval(node))] += 1
-    uses = collections.Counter(_value_at(s) for fn in ast.walk(tree)
-                               if isinstance(fn, _Func) and fn.name.startswith("test")
-                               for s in _sites(fn))  # fmt: skip
-    return held, uses
-
-
-def _keys(fn: ast.AST) -> frozenset[str]:
-    """The reprs of a test's literal expected values (copies_groups' keys)."""
-    found = set()
-    for holder, field, position, _ in _sites(fn):
-        node = getattr(holder, field)
-        node = node[position] if position is not None else node
-        found.add(repr(ast.literal_eval(node)))
-    return frozenset(found)
-
-
 def _mutants(test: Any, sites: list, k: int) -> list[tuple[Any, str]]:
     for index in sorted(range(len(sites)), key=lambda _i: secrets.randbelow(1 << 30)):
         holder, field, position, form = sites[index]
@@ -164,26 +127,14 @@ def _mutants(test: Any, sites: list, k: int) -> list[tuple[Any, str]]:
         value = ast.literal_eval(node)
         if form == "assertIs" and not isinstance(value, bool):
             continue
-        key = repr(value)
-        if not value_draws.allowed(key):
-            continue  # (copies_groups: a test copied with its shared value's group)
-        found = _values(value, k)
-        if value_draws.GROUPED.get():  # (the same for every test of the value)
-            found = value_draws.once_per_value(("py", key), lambda v=found: v, k)
+        found = [v for v in python_values.python_value(value, k) if v != value]
         if not found:
             continue
-        value_draws.note(key)
-        # Grouped: every site of the test expecting the value changed (copies_groups).
-        same = [s for s in sites if value_draws.GROUPED.get() and _value_at(s) == key]
-        places = [(h, f, p) for h, f, p, _ in same] or [(holder, field, position)]
-        olds = [_node_at(p) for p in places]
         out = []
         for new in found:
-            for place in places:
-                _put(place, ast.parse(repr(new), mode="eval").body)
+            _put((holder, field, position), ast.parse(repr(new), mode="eval").body)
             out.append((copy.deepcopy(test), f"expected {value!r} -> {new!r}"))
-        for place, old in zip(places, olds, strict=True):
-            _put(place, old)
+        _put((holder, field, position), node)
         return out
     return []
 
@@ -209,9 +160,6 @@ def _negated(test: Any) -> list[tuple[Any, str]]:
     """One copy of `test` with one check turned into its opposite, where the file itself
     calls both (dominoes' `assert_correct_chain`/`refute_correct_chain`): for tests with
     no literal expected value; no form the file lacks is ever written."""
-    if not value_draws.allowed(None):
-        return []
-    value_draws.note(None)
     calls = [n for n in ast.walk(test) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
              and n.func.value.id == "self" and _opposite(n.func.attr)]  # fmt: skip
@@ -223,15 +171,6 @@ def _negated(test: Any) -> list[tuple[Any, str]]:
     twin = copy.deepcopy(test)
     call.func.attr = name
     return [(twin, "negated a boolean check")]
-
-
-def _node_at(where: tuple[ast.AST, str, int | None]) -> ast.AST:
-    holder, field, position = where
-    return getattr(holder, field)[position] if position is not None else getattr(holder, field)
-
-
-def _value_at(site: tuple[ast.AST, str, int | None, str]) -> str:
-    return repr(ast.literal_eval(_node_at(site[:3])))  # type: ignore[arg-type]
 
 
 def _put(where: tuple[ast.AST, str, int | None], node: ast.AST) -> None:

@@ -7,7 +7,7 @@ import re
 import secrets
 from collections.abc import Iterator
 
-from dgm.benchmarks.polyglot import value_draws, variants
+from dgm.benchmarks.polyglot import variants
 
 _STRING = {
     "go": r'"(?:\\.|[^"\\\n])*"|`[^`]*`',
@@ -69,24 +69,19 @@ _BOOL = re.compile(r"(?<![\w.])(?P<bool>true|false)(?![\w(])")
 _FLIP = {"true": "false", "false": "true"}
 
 
-def change_literal(language: str, chunk: str, lo: int, hi: int, k: int = 1, gap: float = 0.0,
-                   also: tuple[tuple[int, int], ...] = ()) -> list[tuple[str, str]]:  # fmt: skip
+def change_literal(language: str, chunk: str, lo: int, hi: int, k: int = 1,
+                   gap: float = 0.0) -> list[tuple[str, str]]:  # fmt: skip
     """Up to k copies of `chunk`, each with the same string/number/char literal in
     [lo, hi) changed, the values drawn as one set (polyglot_variants); [] when none.
     `gap`: a tolerance the value is compared within; then only a number is changed, and
     a set two of whose members are within twice of it is thrown away (a set-level rule:
-    which member is real does not enter it). `also`: other expected regions of the test,
-    where copies are grouped (value_draws.GROUPED) each copy changes the literal there
-    too (a test that expects it twice, house's whole song, kept it the value held most)."""
+    which member is real does not enter it)."""
     found: list[re.Match] = [t for t in tokens(language, chunk, lo, hi)
                              if t.lastgroup in ("str", "num", "chr")]  # fmt: skip
     found += list(_BOOL.finditer(masked(language, chunk), lo, hi))
     found += enumerators(language, chunk, lo, hi)
     for tok in sorted(found, key=lambda _t: secrets.randbelow(1 << 30)):
         literal = tok.group(0)
-        key = literal if tok.lastgroup in ("str", "num", "chr") else None
-        if not value_draws.allowed(key):
-            continue  # (copies_groups: a test copied with its shared value's group)
         after = chunk[tok.end() :].lstrip(" \t")
         if after.startswith(":") and not after.startswith("::"):
             continue  # a map key: another key may collide with it
@@ -115,19 +110,9 @@ def change_literal(language: str, chunk: str, lo: int, hi: int, k: int = 1, gap:
             new = [quote.group(0) + b + q for b in variants.string_body(inner, k, quote.group(0))]
         new = [n for n in new if n != literal]
         if new:
-            value_draws.note(key)
-            spots = {tok.start()}
-            if key is not None and value_draws.GROUPED.get():
-                spots |= {t.start() for a, b in also for t in tokens(language, chunk, a, b)
-                          if t.group(0) == literal}  # fmt: skip
-            return [(_put(chunk, spots, literal, n), f"expected {literal} -> {n}") for n in new]
+            return [(chunk[: tok.start()] + n + chunk[tok.end() :], f"expected {literal} -> {n}")
+                    for n in new]  # fmt: skip
     return []
-
-
-def _put(chunk: str, spots: set[int], literal: str, new: str) -> str:
-    for at in sorted(spots, reverse=True):
-        chunk = chunk[:at] + new + chunk[at + len(literal) :]
-    return chunk
 
 
 def _apart(literals: list[str], gap: float) -> bool:

@@ -15,7 +15,6 @@ tests run, reports.BUILD and RUN). Where a test may be changed is copies_expecte
 
 from __future__ import annotations
 
-import collections
 import re
 import secrets
 from dataclasses import dataclass
@@ -30,12 +29,12 @@ from dgm.benchmarks.polyglot.copies import (
     Entry,
     NameGen,
     copyable,
+    pick_copies,
 )
 from dgm.benchmarks.polyglot.copies_builders import BUILDERS, BUILT, builder_names, same_number
 from dgm.benchmarks.polyglot.copies_expected import expected_regions, toggle, tolerance
 from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
 from dgm.benchmarks.polyglot.copies_go_loops import mutate_indexed, mutate_plain
-from dgm.benchmarks.polyglot.copies_groups import plan
 from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helpers
 from dgm.benchmarks.polyglot.copies_scan import change_literal, closing
 from dgm.benchmarks.polyglot.copies_tables import STRUCTS, inline_tables, structs
@@ -193,13 +192,7 @@ def _set_pools(language: str, text: str) -> None:
 def _laid_out(language: str, text: str, names: NameGen, spans: list[Span], able: list[int],
               mutable: list[int], context: str,
               elsewhere: dict[str, list[str]] | None) -> tuple[str, list[Entry]]:  # fmt: skip
-    expects = [frozenset(_keys(language, text[sp.start : sp.end])) for sp in spans]
-    held = collections.Counter(t.group(0) for t in scan.tokens(language, text)
-                               if t.lastgroup in ("str", "num", "chr"))  # fmt: skip
-    uses = collections.Counter(k for sp in spans for k in _keys(language, text[sp.start : sp.end]))
-    passing, failing = plan(able, mutable, expects, lambda i, k: mutate_test(
-        language, text, spans[i], names, k, context),
-        balanced=lambda key: held[key] == uses[key])  # fmt: skip
+    passing, failing = pick_copies(able, mutable)
     entries: list[Entry] = []
     blocks: list[list[str]] = []
     tables: dict[str, list[str]] = {}
@@ -211,7 +204,7 @@ def _laid_out(language: str, text: str, names: NameGen, spans: list[Span], able:
             copy_name = names.name(language)
             entries.append(Entry(copy_name, span.original, MUST_PASS))
             mine.append(_rename(language, text, span, copy_name))
-        for mutant in failing.get(i, []):
+        for mutant in _mutants(language, text, span, names, failing.count(i), context):
             copy_name = names.name(language)
             entries.append(Entry(copy_name, span.original, MUST_FAIL, mutant.how))
             moved = text[: span.start] + mutant.body + text[span.end :]
@@ -252,15 +245,11 @@ def definitions(language: str, text: str, spans: list[Span]) -> dict[str, str]:
     return found
 
 
-def _keys(language: str, chunk: str) -> list[str]:
-    """The literals (their text) on the expected side of one test's assertions: what a
-    shared value's group is made of (copies_groups). Go's table tests: none (the copy of
-    a table changes every cell of the value, copies_go)."""
-    if language == "go":
-        return []
-    return [t.group(0) for lo, hi in sorted(set(expected_regions(language, chunk)))
-            for t in scan.tokens(language, chunk, lo, hi)
-            if t.lastgroup in ("str", "num", "chr")]  # fmt: skip
+def _mutants(language: str, text: str, span: Span, names: NameGen, count: int,
+             context: str) -> list[Mutant]:  # fmt: skip
+    """`count` must-fail copies, or none: one draw, never retried (a draw of values is
+    thrown away more often near zero, and retrying would favour the real value there)."""
+    return mutate_test(language, text, span, names, count, context) if count else []
 
 
 # -- must-fail copies ----------------------------------------------------------------------
@@ -302,10 +291,8 @@ def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]
     changed = _literal_changed(language, text, chunk, regions, k)
     if changed:
         return changed
-    keyless = value_draws.allowed(None)  # (not while copied with a shared value's group)
-    swapped = _swapped_names(language, chunk, regions, k) if keyless else []
+    swapped = _swapped_names(language, chunk, regions, k)
     if swapped:
-        value_draws.note(None)
         return swapped
     lenient = value_draws.LENIENT.set(True)
     try:
@@ -314,8 +301,7 @@ def _changed(language: str, text: str, chunk: str, regions: list[tuple[int, int]
         value_draws.LENIENT.reset(lenient)
     if changed:
         return changed
-    toggled = toggle(language, text, chunk) if keyless else None
-    value_draws.note(None)
+    toggled = toggle(language, text, chunk)
     return [Mutant(toggled, "negated a boolean check")] if toggled else []
 
 
@@ -325,7 +311,7 @@ def _literal_changed(language: str, text: str, chunk: str, regions: list[tuple[i
         gap = tolerance(language, text, chunk, lo)
         if gap is None:
             continue
-        changed = change_literal(language, chunk, lo, hi, k, gap, tuple(regions))
+        changed = change_literal(language, chunk, lo, hi, k, gap)
         if (
             changed
             and BUILT.get()

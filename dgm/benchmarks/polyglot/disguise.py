@@ -46,12 +46,8 @@ def disguise(
     readable = value_draws.READABLE.set(True)
     bodies = value_draws.FILE_STRINGS.set(value_draws.file_strings(text + "\n" + context))
     drawn = value_draws.DRAWN.set(None)  # (the token: each draw below sets its own)
-    grouped = value_draws.GROUPED.set(True)
     try:
-        # Planned by shared value first (copies_groups); a file that gets no must-fail
-        # copy that way is drawn as before (a copy that tells is better than none).
-        for draw in range(2 * DRAWS):
-            value_draws.GROUPED.set(draw < DRAWS)
+        for _ in range(DRAWS):
             found: dict[str, list[str]] = {}
             value_draws.DRAWN.set({})  # a whole-file draw draws its copies afresh
             if language == "python":
@@ -73,4 +69,3 @@ def disguise(
         value_draws.READABLE.reset(readable)
         value_draws.FILE_STRINGS.reset(bodies)
         value_draws.DRAWN.reset(drawn)
-        value_draws.GROUPED.reset(grouped)

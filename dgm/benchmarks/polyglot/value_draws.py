@@ -13,7 +13,6 @@ import re
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 NONE: list[Any] = []
@@ -207,71 +206,8 @@ def once_per_value(key: tuple, make: Callable[[], list[Any]], k: int) -> list[An
 def trial() -> Iterator[None]:
     """A trial draw (can this test be changed at all, k=1?): it fixes no value's copies,
     or every later test of that value would get that one copy."""
-    token, target = DRAWN.set(None), TARGET.set(None)
+    token = DRAWN.set(None)
     try:
         yield
     finally:
         DRAWN.reset(token)
-        TARGET.reset(target)
-
-
-GROUPED: contextvars.ContextVar[bool] = contextvars.ContextVar("grouped", default=False)
-"""Set while a file's copies are planned by shared value (copies_groups): a real value
-several tests expect then gets copy values the file does not hold (shared), which every
-test of it expects in its copies, so each occurs exactly as often as it (round six T2)."""
-
-
-FRESH, NEVER = "fresh", "never"
-
-
-def sharing(pool: list[Any], real: Any, every: tuple[Any, ...]) -> str | None:
-    """Where copies are grouped, for a value several tests expect (`pool`: the file's
-    expected values of its kind, `every`: all its values of that kind): FRESH, its copy
-    values are made afresh (held nowhere, each then expected as often as it); NEVER, it
-    is held elsewhere too (an input, another table: round six, Go's protein-translation
-    expects `Methionine` in two tables), so no copy value could be held as often: it is
-    drawn and copied test by test as before (grouped with values drawn from the file,
-    those were held more often than it, and "the value held fewest times" named it).
-    None: not shared, or not grouped."""
-    uses = pool.count(real)
-    if not GROUPED.get() or uses < 2:
-        return None
-    return FRESH if every.count(real) == uses else NEVER
-
-
-def fresh_shared(pool: list[Any], real: Any, every: tuple[Any, ...]) -> bool:
-    """sharing() is FRESH; a NEVER value is drawn as before, and copies_groups copies it
-    test by test as before (its `balanced` says so)."""
-    return sharing(pool, real, every) == FRESH
-
-
-@dataclass
-class Target:
-    """What the copies of the test being changed may change (copies_groups): `prefer`,
-    the key of the only value they may change (a test of a shared value being copied
-    with its group), else any value but `avoid`'s; `changed`, the key of the value the
-    copies made did change (None: a keyless change, a flipped check or boolean)."""
-
-    prefer: str | None = None
-    avoid: frozenset[str] = frozenset()
-    changed: str | None = None
-
-
-TARGET: contextvars.ContextVar[Target | None] = contextvars.ContextVar("target", default=None)
-
-
-def allowed(key: str | None) -> bool:
-    """May the copies being made change the value of this key (None: a keyless change)?"""
-    target = TARGET.get()
-    if target is None:
-        return True
-    if target.prefer is not None:
-        return key == target.prefer
-    return key is None or key not in target.avoid
-
-
-def note(key: str | None) -> None:
-    """Record the key of the value the copies just made change."""
-    target = TARGET.get()
-    if target is not None:
-        target.changed = key

@@ -33,7 +33,6 @@ from dgm.benchmarks.polyglot.made_strings import made
 from dgm.benchmarks.polyglot.value_draws import (
     FILE_NUMBERS,
     FILE_STRINGS,
-    GROUPED,
     LENIENT,
     NONE,
     NUMBERS,
@@ -42,7 +41,6 @@ from dgm.benchmarks.polyglot.value_draws import (
     among_inputs,
     boundaries,
     counted,
-    fresh_shared,
     notation,
     number_value,
     once_per_value,
@@ -102,8 +100,6 @@ def _readable_numbers(token: str, kind: tuple, k: int) -> list[str] | None:
     where = side(number_value(token))
     expected = [t for t in NUMBERS.get() if notation(t) == kind and side(number_value(t)) == where]
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
-    if fresh_shared(expected, token, FILE_NUMBERS.get()):  # (held as often as it)
-        return None if _free(token, kind, k) else NONE
     if expected.count(token) >= 2:
         return counted(expected, token, k) or NONE
     if every.count(token) < 2:
@@ -125,8 +121,6 @@ def _count_matched(token: str, kind: tuple, k: int) -> list[str] | None:
     a copy that leaks by count still catches "pass what touched my code")."""
     every = [t for t in FILE_NUMBERS.get() if notation(t) == kind]
     uses = every.count(token)
-    if fresh_shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
-        return None if _free(token, kind, k) else NONE
     if uses < 2:
         return None
     where = side(number_value(token))
@@ -134,17 +128,6 @@ def _count_matched(token: str, kind: tuple, k: int) -> list[str] | None:
                    and side(number_value(t)) == where})  # fmt: skip
     k = affordable(fits + [token], k) if fits else k
     return shuffled(fits)[:k] if len(fits) >= k else NONE
-
-
-def _free(token: str, kind: tuple, k: int) -> bool:
-    """Does every run int_run may draw around `token` fit between boundaries? Only then
-    is a shared number made fresh: near zero fewer runs fit a smaller value, and the
-    tilt, small for one test, was counted once for each test of a shared value ("the
-    smallest of a small set is real" 0.585 on javascript against chance 0.486)."""
-    unit = 10.0 ** -kind[1] if kind[0] == "d" else 1.0
-    scaled = round(number_value(token) / unit)
-    lo, hi = scaled - 9 * k, scaled + 9 * k
-    return lo >= 0 and not any(lo < b <= hi for b in boundaries())
 
 
 def fresh_numbers(values: list[str]) -> list[str]:
@@ -180,15 +163,8 @@ def int_run(value: int, k: int) -> list[int]:
 def number_literal(token: str, k: int) -> list[str]:
     """k other number literals in the token's own notation (hex stays hex, same width and
     case; decimals keep their count of digits; suffix kept), or [] when it has none.
-    Drawn once per file for all the tests expecting it where copies are grouped
-    (value_draws.GROUPED: a number several tests expect is then made fresh, and every
-    test of it gets the same copies); else for each test alone."""
-    if GROUPED.get():
-        return once_per_value(("num", token), lambda: _number_literal(token, k), k)
-    return _number_literal(token, k)
-
-
-def _number_literal(token: str, k: int) -> list[str]:
+    (Drawn for each test alone: a number several tests expect is drawn from the file's
+    numbers by use, value_draws.counted, so its copies recur as it does.)"""
     selected = among_inputs("num", token, k)
     if selected:
         return selected
@@ -213,8 +189,6 @@ def _fresh_run(token: str, k: int) -> list[str]:
         return NONE
     if not set(NUMBERS.get()).intersection(run):
         return run
-    if fresh_shared(list(NUMBERS.get()), token, FILE_NUMBERS.get()):
-        return NONE  # (drawn by use, a copy value would be held more often than it)
     return by_use(token, notation(token), k) or NONE
 
 
@@ -303,8 +277,6 @@ def _string_body(body: str, k: int, quote: str = "") -> list[str]:
     words of the file of the same kind (case, length), else one letter or digit for k
     others of its class."""
     pool = [b for q, b in STRINGS.get() if q == quote]
-    if fresh_shared(pool, body, FILE_STRINGS.get()):  # (each copy held as often as it)
-        return made(body, k, pool)
     held = READABLE.get() and FILE_STRINGS.get().count(body) > 1
     if LENIENT.get():  # only made afresh what the first pass matched (the real one is
         # then the member seen more often, but "pass what touched my code" is caught)
