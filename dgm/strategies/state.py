@@ -118,6 +118,7 @@ class SearchState:
         self._nodes.append(_Node(node_id, parent_index, lineage))
         self._index[node_id] = i
         self._todo_count[i] = len(self.plan.stage1)
+        self._parent_index[i] = parent_index
         if parent_index >= 0:
             self._nodes[parent_index].children.append(i)
             self._child_count[parent_index] += 1
@@ -292,6 +293,10 @@ class SearchState:
         n = self.size
         return _frozen(self._clade_successes[:n]), _frozen(self._clade_failures[:n])
 
+    def parent_column(self) -> np.ndarray:
+        """Each node's parent index (insertion order), -1 for the root."""
+        return _frozen(self._parent_index[: self.size])
+
     def evals_column(self) -> np.ndarray:
         return self._own_successes[: self.size] + self._own_failures[: self.size]
 
@@ -392,7 +397,7 @@ class SearchState:
 
 _COLUMNS = ("_own_successes", "_own_failures", "_clade_successes", "_clade_failures",
             "_todo_count", "_pending_evals", "_pending_expansions", "_child_count",
-            "_failed_expansions_of", "_code_group")  # fmt: skip
+            "_failed_expansions_of", "_code_group", "_parent_index")  # fmt: skip
 """Per-node int64 columns, grown together (`_todo_count`: open, unrecorded, not running)."""
 
 
