@@ -179,8 +179,9 @@ class AdaptiveStrategyConfig(Section):
     credible bounds separate (it ships, or its upper bound falls below the incumbent's
     lower bound); replaces the fixed `fast_track` window when on."""
     endgame: float = Field(default=20.0, ge=0)
-    """With less than endgame x min_evals of `limits.max_evals` left, stop expanding
-    (0: never; no `max_evals`: never)."""
+    """With less than endgame x min_evals of `limits.max_evals` left, stop expanding (20 x 3
+    = 60 evaluations at the defaults, the 6 x 10 of before issue 27's round six; 0: never;
+    no `max_evals`: never)."""
     stay: float = Field(default=0.0, ge=0)
     """A challenger stays one while its posterior mean plus `stay` posterior sds beats
     the incumbent's mean (0: until its mean falls below)."""
@@ -208,8 +209,7 @@ class FinalChoiceConfig(Section):
     """Rank candidates by this quantile of their posterior (Beta(1 + solved, 1 + failed)
     plus the parent prior)."""
     min_evals: int = Field(default=3, ge=1)
-    """A candidate needs this many evaluations (capped at the most any candidate has);
-    10 before issue 27's round six, when there was no parent prior."""
+    """A candidate needs this many evaluations, capped at the most any has (10 before round six)."""
     prior_strength: float = Field(default=4.0, ge=0)
     """Pseudo-results at the posterior mean of the node's parent's own results that a
     node's posterior starts with (0: the flat Beta(1, 1) of before): most children measure

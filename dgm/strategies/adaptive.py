@@ -37,7 +37,9 @@ ship. This policy keeps hgm's schedule and changes:
 - Endgame (`endgame` = k, when the run has an evaluation budget): with less than
   k x `min_evals` evaluation-equivalents left, no more expansions (a child made then
   could not be recognised in time).
-- Ships by the one shipping rule (final.py), as every strategy.
+- Ships by the one shipping rule (final.py), as every strategy; the race's means and
+  bounds are that rule's posterior (its parent prior included, issue 27 round six), so a
+  challenger stops exactly when the rule ships it or no longer could.
 """
 
 from __future__ import annotations
