@@ -178,9 +178,10 @@ class AdaptiveStrategyConfig(Section):
     """Race a newcomer whose posterior mean beats what ships now against it until their
     credible bounds separate (it ships, or its upper bound falls below the incumbent's
     lower bound); replaces the fixed `fast_track` window when on."""
-    endgame: float = Field(default=6.0, ge=0)
-    """With less than endgame x min_evals of `limits.max_evals` left, stop expanding
-    (0: never; no `max_evals`: never)."""
+    endgame: float = Field(default=20.0, ge=0)
+    """With less than endgame x min_evals of `limits.max_evals` left, stop expanding (20 x 3
+    = 60 evaluations at the defaults, the 6 x 10 of before issue 27's round six; 0: never;
+    no `max_evals`: never)."""
     stay: float = Field(default=0.0, ge=0)
     """A challenger stays one while its posterior mean plus `stay` posterior sds beats
     the incumbent's mean (0: until its mean falls below)."""
@@ -205,9 +206,14 @@ class FinalChoiceConfig(Section):
     """Which agent a run ships: the best lower credible bound, then optional confirmation."""
 
     quantile: float = Field(default=0.1, gt=0, lt=1)
-    """Rank candidates by this quantile of their Beta(1 + solved, 1 + failed) posterior."""
-    min_evals: int = Field(default=10, ge=1)
-    """A candidate needs this many evaluations (capped at the number of tasks)."""
+    """Rank candidates by this quantile of their posterior (Beta(1 + solved, 1 + failed)
+    plus the parent prior)."""
+    min_evals: int = Field(default=3, ge=1)
+    """A candidate needs this many evaluations, capped at the most any has (10 before round six)."""
+    prior_strength: float = Field(default=4.0, ge=0)
+    """Pseudo-results at the posterior mean of the node's parent's own results that a
+    node's posterior starts with (0: the flat Beta(1, 1) of before): most children measure
+    like their parent, so a lucky 3/3 child of a 0.3 parent does not ship."""
     confirm_top_k: int = Field(default=0, ge=0)
     """After the search, evaluate this many top candidates on held-out tasks (0: off)."""
     held_out_fraction: float = Field(default=0.2, ge=0, lt=1)

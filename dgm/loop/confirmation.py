@@ -110,7 +110,9 @@ def confirm(
                if e.task_id in held and e.node_id in wanted]  # fmt: skip
     nodes = [(_ROOT, None)] + [(c, _ROOT) for c in candidates]
     held_state = SearchState.replay(TaskPlan(held), nodes, history)
-    strategy = ConfirmStrategy(candidates, FinalRule(final.quantile, final.min_evals))
+    # No parent prior here: the candidates hang off a synthetic root with no results, and
+    # each is measured on every held-out task.
+    strategy = ConfirmStrategy(candidates, FinalRule(final.quantile, final.min_evals, 0.0))
     run.event("confirmation_started", candidates=candidates, held_out=len(held))
     scheduler = Scheduler(
         strategy,

@@ -11,6 +11,7 @@ state's (`SearchState.clade_counts`), the only ones.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import networkx as nx
 
@@ -81,10 +82,12 @@ def best_node(graph: nx.DiGraph, min_evals: int | None = None) -> int | None:
     and confirmation verdict as `build_lineage` recorded them."""
     rule = graph.graph.get("best_rule") or BestRule()
     if min_evals is not None:
-        rule = BestRule(rule.quantile, min_evals, rule.confirmed, rule.banned)
+        rule = replace(rule, min_evals=min_evals)
     return pick_best(
         (
-            Candidate(n, a["status"], a["passed"], a["total"], a.get("tampered", 0))
+            Candidate(
+                n, a["status"], a["passed"], a["total"], a.get("tampered", 0), a.get("parent")
+            )
             for n, a in graph.nodes(data=True)
         ),
         rule,

@@ -41,7 +41,7 @@ def tree(run: Run) -> dict[str, Any]:
         passed, total, tampered = (
             (score.passed, score.total, score.tampered) if score else (0, 0, 0)
         )
-        candidates.append(Candidate(node, status, passed, total, tampered))
+        candidates.append(Candidate(node, status, passed, total, tampered, parent))
         cols["id"].append(node)
         cols["parent"].append(parent)
         cols["passed"].append(passed)

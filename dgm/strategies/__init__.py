@@ -41,7 +41,7 @@ def make_strategy(
     strategy = _build(config, rng, workers, budget or Budget())
     final = config.final
     min_evals = config.hgm.min_evals_final or final.min_evals  # the deprecated spelling wins
-    strategy.final = FinalRule(final.quantile, min_evals)
+    strategy.final = FinalRule(final.quantile, min_evals, final.prior_strength)
     return strategy
 
 

@@ -37,14 +37,16 @@ ship. This policy keeps hgm's schedule and changes:
 - Endgame (`endgame` = k, when the run has an evaluation budget): with less than
   k x `min_evals` evaluation-equivalents left, no more expansions (a child made then
   could not be recognised in time).
-- Ships by the one shipping rule (final.py), as every strategy.
+- Ships by the one shipping rule (final.py), as every strategy; the race's means and
+  bounds are that rule's posterior (its parent prior included, issue 27 round six), so a
+  challenger stops exactly when the rule ships it or no longer could.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dgm.scoring import beta_quantile, lower_bound
+from dgm.scoring import beta_quantile
 from dgm.strategies.actions import Evaluate, Expand
 from dgm.strategies.hgm import HGMStrategy
 from dgm.strategies.state import NodeId, SearchState
@@ -104,29 +106,32 @@ class AdaptiveStrategy(HGMStrategy):
         return super().wants_expansion(state)
 
     def challengers(self, state: SearchState, idx: np.ndarray) -> tuple[np.ndarray, NodeId | None]:
-        """(mask over `idx` of the nodes racing the incumbent, the incumbent)."""
+        """(mask over `idx` of the nodes racing the incumbent, the incumbent). Means and
+        bounds are the shipping rule's posterior (its parent prior included), so a node
+        stops racing exactly when the rule would ship it or could no longer."""
         incumbent = self.final.choose(state)
         if incumbent is None:
             return np.zeros(len(idx), dtype=bool), None
         solved, failed = state.own_record()
-        s, f = solved[idx], failed[idx]
+        pa, pb = self.final.posterior(state)
+        s, f, a, b = solved[idx], failed[idx], pa[idx], pb[idx]
         i = state.index(incumbent)
-        bs, bf = int(solved[i]), int(failed[i])
         ps, pf = self.lineage_prior(state, idx)
-        mean = (1.0 + s + ps) / (2.0 + s + f + ps + pf)
+        mean = (a + ps) / (a + b + ps + pf)
         # Hysteresis: a node stays a challenger while its mean plus `stay` posterior sds
         # (normal approximation) is above the incumbent's mean: a few unlucky results
         # do not drop a good newcomer.
-        upper = mean + self.stay * np.sqrt(mean * (1.0 - mean) / (3.0 + s + f))
-        better = (upper > (1.0 + bs) / (2.0 + bs + bf)) & (idx != i)
+        upper = mean + self.stay * np.sqrt(mean * (1.0 - mean) / (1.0 + a + b))
+        better = (upper > pa[i] / (pa[i] + pb[i])) & (idx != i)
         if not self.race:  # the fixed window: until the node has enough results to ship
             return better & (s + f < self.final.min_evals), incumbent
         q = self.final.quantile
-        floor = lower_bound(bs, bf, q)
+        floor = beta_quantile(float(pa[i]), float(pb[i]), q)
+        bar = min(self.final.min_evals, int((solved + failed).max()))  # the rule's cap
         for k in np.flatnonzero(better):
-            a, b = int(s[k]), int(f[k])
-            separated = beta_quantile(1.0 + a, 1.0 + b, 1.0 - q) < floor
-            ships = a + b >= self.final.min_evals and lower_bound(a, b, q) > floor
+            ak, bk = float(a[k]), float(b[k])
+            separated = beta_quantile(ak, bk, 1.0 - q) < floor
+            ships = s[k] + f[k] >= bar and beta_quantile(ak, bk, q) > floor
             better[k] = not (separated or ships)
         return better, incumbent
 
@@ -141,7 +146,9 @@ class AdaptiveStrategy(HGMStrategy):
         if self.race or self.fast_track:
             racing, incumbent = self.challengers(state, idx)
             if racing.any():
-                draws = np.where(racing, self.race_priority(s, f, draws) + 1.0, draws)
+                pa, pb = self.final.posterior(state)
+                order = self.race_priority(s, f, draws, pa[idx], pb[idx])
+                draws = np.where(racing, order + 1.0, draws)
         if self.probe or self.retry:
             # Every newcomer gets `probe` results (running ones count) before any other
             # evaluation, whatever the incumbent: a newborn's Beta(1, 1) mean is 0.5, so
@@ -181,15 +188,18 @@ class AdaptiveStrategy(HGMStrategy):
                 ps[k], pf[k] = self.lineage * m, self.lineage * (1.0 - m)
         return ps, pf
 
-    def race_priority(self, s: np.ndarray, f: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    def race_priority(
+        self, s: np.ndarray, f: np.ndarray, draws: np.ndarray, a: np.ndarray, b: np.ndarray
+    ) -> np.ndarray:
         """Order among challengers: a Thompson draw, or ("lower") first each challenger with
         fewer than `screen` results (by draw), then the one closest to shipping (the best
-        lower bound): it ships or drops out before the next is looked at, instead of a
-        good newcomer sharing the workers with a dozen fresh ones."""
+        lower bound of the rule's posterior Beta(a, b)): it ships or drops out before the
+        next is looked at, instead of a good newcomer sharing the workers with a dozen
+        fresh ones."""
         if self.race_order == "lower":
             q = self.final.quantile
             lower = np.array(
-                [beta_quantile(1.0 + a, 1.0 + b, q) for a, b in zip(s, f, strict=True)]
+                [beta_quantile(float(x), float(y), q) for x, y in zip(a, b, strict=True)]
             )
             return np.where(s + f < self.screen, 1.0 + draws, lower)
         return draws

@@ -117,7 +117,7 @@ class SearchState:
         lineage = np.concatenate((np.array([i], dtype=np.int32), above))
         self._nodes.append(_Node(node_id, parent_index, lineage))
         self._index[node_id] = i
-        self._todo_count[i] = len(self.plan.stage1)
+        self._todo_count[i], self._parent_index[i] = len(self.plan.stage1), parent_index
         if parent_index >= 0:
             self._nodes[parent_index].children.append(i)
             self._child_count[parent_index] += 1
@@ -292,6 +292,10 @@ class SearchState:
         n = self.size
         return _frozen(self._clade_successes[:n]), _frozen(self._clade_failures[:n])
 
+    def parent_column(self) -> np.ndarray:
+        """Each node's parent index (insertion order), -1 for the root."""
+        return _frozen(self._parent_index[: self.size])
+
     def evals_column(self) -> np.ndarray:
         return self._own_successes[: self.size] + self._own_failures[: self.size]
 
@@ -309,9 +313,8 @@ class SearchState:
 
     def expansions_of(self, node_id: NodeId) -> int:
         """Expansions of the node so far: valid children, failed ones and running ones."""
-        i = self.index(node_id)
-        made = self._child_count[i] + self._failed_expansions_of[i]
-        return int(made + self._pending_expansions[i])
+        i, pending = self.index(node_id), self._pending_expansions
+        return int(self._child_count[i] + self._failed_expansions_of[i] + pending[i])
 
     def task_record(self, task: str) -> tuple[int, int]:
         """(solved, failed) on `task`, pooled over every node."""
@@ -351,8 +354,7 @@ class SearchState:
             parent = self._nodes[i].parent
             successes[parent] += successes[i]
             failures[parent] += failures[i]
-        self._clade_successes[:n] = successes[:n]
-        self._clade_failures[:n] = failures[:n]
+        self._clade_successes[:n], self._clade_failures[:n] = successes, failures
 
     def _maybe_open_stage2(self, i: int, force: bool = False) -> bool:
         node, plan = self._nodes[i], self.plan
@@ -385,14 +387,12 @@ class SearchState:
     def _grow(self) -> None:
         for name in _COLUMNS:
             column = getattr(self, name)
-            grown = np.zeros(2 * len(column), dtype=column.dtype)
-            grown[: len(column)] = column
-            setattr(self, name, grown)
+            setattr(self, name, np.concatenate((column, np.zeros_like(column))))
 
 
 _COLUMNS = ("_own_successes", "_own_failures", "_clade_successes", "_clade_failures",
             "_todo_count", "_pending_evals", "_pending_expansions", "_child_count",
-            "_failed_expansions_of", "_code_group")  # fmt: skip
+            "_failed_expansions_of", "_code_group", "_parent_index")  # fmt: skip
 """Per-node int64 columns, grown together (`_todo_count`: open, unrecorded, not running)."""
 
 

@@ -20,7 +20,7 @@ def test_fast_track_evaluates_a_promising_newcomer_until_it_can_ship():
     # Node 1 ships now (12 results); node 2 looks better after 3 but cannot ship yet;
     # node 3 looks worse after 2 (Thompson alone would still draw it at times).
     state = state_with({0: "100000000000", 1: "110110000000", 2: "111", 3: "00"})
-    rule = FinalRule(min_evals=10)
+    rule = FinalRule(min_evals=10, prior_strength=0)
     fast = AdaptiveStrategy(np.random.default_rng(0), fast_track=True)
     fast.final = rule
     picks = [fast.choose_evaluation(state).node for _ in range(50)]
@@ -35,7 +35,7 @@ def test_informative_task_order_prefers_tasks_that_split_agents():
     state = state_with({0: "101", 1: "100", 2: "101", 3: "100"})
     state.add_node(4, 0)
     strategy = AdaptiveStrategy(np.random.default_rng(0), task_order="informative")
-    strategy.final = FinalRule(min_evals=1)
+    strategy.final = FinalRule(min_evals=1, prior_strength=0)
     action = strategy.choose_evaluation(state)
     assert action == Evaluate(action.node, "t02") or action.node != 4
     evaluations = [strategy.choose_evaluation(state) for _ in range(100)]
@@ -45,7 +45,7 @@ def test_informative_task_order_prefers_tasks_that_split_agents():
 
 def racer(**kwargs) -> AdaptiveStrategy:
     strategy = AdaptiveStrategy(np.random.default_rng(0), race=True, **{"stay": 1.0, **kwargs})
-    strategy.final = FinalRule(min_evals=10)
+    strategy.final = FinalRule(min_evals=10, prior_strength=0)
     return strategy
 
 
@@ -53,12 +53,12 @@ def test_a_newcomer_races_the_incumbent_on_its_tasks_until_it_ships():
     # Node 1 ships now (7/14 on t00-t13); node 2 is 5/10, not yet above node 1's bound:
     # it is raced past the fixed window (it has its 10), on tasks node 1 has results on.
     state = state_with({0: "1000000000", 1: "11101010100100", 2: "1110110000", 3: "000"})
-    assert FinalRule(min_evals=10).choose(state) == 1
+    assert FinalRule(min_evals=10, prior_strength=0).choose(state) == 1
     picks = [racer().choose_evaluation(state) for _ in range(30)]
     assert {a.node for a in picks} == {2}
     assert all(a.task in ("t10", "t11", "t12", "t13") for a in picks)  # paired with node 1
     window = AdaptiveStrategy(np.random.default_rng(0), fast_track=True)
-    window.final = FinalRule(min_evals=10)
+    window.final = FinalRule(min_evals=10, prior_strength=0)
     assert {window.choose_evaluation(state).node for _ in range(200)} != {2}
 
 
@@ -86,7 +86,7 @@ def test_closest_race_screens_each_newcomer_then_evaluates_the_challenger_neares
     # 3/4 (behind it), node 4 fresh. With screen 1 the fresh node goes first; once it has
     # a result, every evaluation goes to node 2, none to node 3 (the Thompson race shares).
     state = state_with({0: "1000000000", 1: "11101010100000", 2: "11101101", 3: "1101", 4: ""})
-    assert FinalRule(min_evals=10).choose(state) == 1
+    assert FinalRule(min_evals=10, prior_strength=0).choose(state) == 1
     strategy = closest(stay=0.0, screen=1)
     assert {strategy.choose_evaluation(state).node for _ in range(30)} == {4}
     state.record_evaluation(4, "t00", True)
@@ -115,7 +115,7 @@ def test_probe_looks_at_every_newcomer_once_even_behind_a_strong_incumbent():
     # Node 1 ships now at 12/14 (mean 0.81): a fresh node 4 (mean 0.5) is no challenger,
     # so the race never looks at it first; with probe 1 it gets one result before anyone.
     state = state_with({0: "1000000000", 1: "11111111110111", 2: "1101", 3: "0", 4: ""})
-    assert FinalRule(min_evals=10).choose(state) == 1
+    assert FinalRule(min_evals=10, prior_strength=0).choose(state) == 1
     racing, _ = closest(stay=0.0).challengers(state, np.array([2, 3, 4]))
     assert not racing[2]
     plain = closest(stay=0.0, screen=1)

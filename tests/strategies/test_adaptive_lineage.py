@@ -26,7 +26,7 @@ def tree() -> SearchState:
 
 def challengers(state: SearchState, lineage: float) -> dict[int, bool]:
     strategy = AdaptiveStrategy(np.random.default_rng(0), race=True, lineage=lineage)
-    strategy.final = FinalRule(min_evals=10)
+    strategy.final = FinalRule(min_evals=10, prior_strength=0)
     nodes = [4, 5, 8]
     racing, incumbent = strategy.challengers(state, np.array([state.index(n) for n in nodes]))
     assert incumbent == 1
@@ -54,3 +54,26 @@ def test_lineage_is_off_by_default_and_on_in_its_variant():
     assert make_strategy(StrategyConfig(name="adaptive")).lineage == 0.0
     strategy = make_strategy(variant("lineage-prior").config())
     assert isinstance(strategy, AdaptiveStrategy) and strategy.lineage == 4.0
+
+
+def test_the_race_uses_the_shipping_rules_parent_prior():
+    # Node 1 ships (7/10). Node 4 at 1/2 is a child of node 2 at 2/2 (mean 0.75): under
+    # the default rule (4 pseudo-results at the parent's mean) its mean is 5/8 = 0.625,
+    # above node 1's 8.67/16 = 0.54, so it races without any lineage option; under the
+    # flat rule (0.5 < 0.67) it does not. Node 5, a child of node 6 at 0/2, races neither.
+    state = SearchState(TaskPlan(TASKS))
+    marks = {0: "1000000000", 1: "1110101101", 2: "11", 6: "00", 4: "10", 5: "10"}
+    for node, parent in {1: 0, 2: 0, 6: 0, 4: 2, 5: 6}.items():
+        state.add_node(node, parent)
+    for node, results in marks.items():
+        for task, mark in zip(TASKS, results, strict=False):
+            state.record_evaluation(node, task, mark == "1")
+    nodes = np.array([state.index(4), state.index(5)])
+    for rule, expected in (
+        (FinalRule(), [True, False]),
+        (FinalRule(prior_strength=0), [False, False]),
+    ):
+        strategy = AdaptiveStrategy(np.random.default_rng(0), race=True)
+        strategy.final = rule
+        racing, incumbent = strategy.challengers(state, nodes)
+        assert incumbent == 1 and racing.tolist() == expected
