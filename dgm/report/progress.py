@@ -2,10 +2,13 @@
 
 One point per recorded evaluation, in the order they were recorded, with three x axes a
 reader may want: evaluations so far, dollars spent so far, and wall-clock seconds since
-the run started. "Best" is the node the store's rule (dgm/store/best.py) would pick at that moment
-(best lower credible bound, eligible) among nodes that have finished their first stage
-(as many evaluations as most nodes get), shown as its plain pass rate: a node with 1 of
-1 solved does not count as 100% until it has been evaluated as fully as the others.
+the run started. "Best" is a progress line, not the shipping rule: the node with the best
+flat lower credible bound (Beta(1 + passed, 1 + failed), eligible) at that moment among
+nodes that have finished their first stage (as many evaluations as most nodes get),
+shown as its plain pass rate: a node with 1 of 1 solved does not count as 100% until it
+has been evaluated as fully as the others. What ships (dgm/store/best.py) adds the
+parent prior and needs fewer results; recomputing that at every point would cost
+O(evaluations x nodes), so the chart keeps this incremental O(E log N) line.
 """
 
 from __future__ import annotations
