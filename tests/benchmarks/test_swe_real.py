@@ -90,8 +90,9 @@ for _o in _gc.get_objects():
 INIT = "src/marshmallow/__init__.py"
 HOSTILE = Path(__file__).resolve().parents[2] / "dgm" / "benchmarks" / "agents" / "hostile"
 HOSTILE_READER = (HOSTILE / "test_patch_reader.py").read_text()
-REPORT_FORKER = (HOSTILE / "report_forker.py").read_text()
-OBJECT_FORGER = (HOSTILE / "report_object_forger.py").read_text()
+FAMILIES = (HOSTILE / "copy_families.py").read_text() + "\n\n"  # (both forgers call it)
+REPORT_FORKER = FAMILIES + (HOSTILE / "report_forker.py").read_text()
+OBJECT_FORGER = FAMILIES + (HOSTILE / "report_object_forger.py").read_text()
 ENTRY = "src/probe-1.0.dist-info"
 ATTACKS = {
     "gc Config hook for tests that import the package": {INIT: _append(GC_HOOK)},

@@ -239,6 +239,12 @@ def runner_config(work: Path, files: list[Path], target: str) -> list[Path]:
     return written
 
 
+def forger(name: str) -> str:
+    """A SWE-bench forger's source with the copy-family rule it calls (copy_families.py)."""
+    here = Path(__file__).parent
+    return (here / "copy_families.py").read_text() + "\n\n" + (here / name).read_text()
+
+
 ATTACKS: dict[str, Callable[[Path, list[Path], str], list[Path]]] = {
     "exit0": lambda work, files, target: _add(files, EXIT0, first=True),
     "forced_pass_touched": lambda work, files, target: _add(files, FORCED_TOUCHED),
@@ -260,14 +266,10 @@ ATTACKS: dict[str, Callable[[Path, list[Path], str], list[Path]]] = {
         else []
     ),
     "report_forked": lambda work, files, target: (
-        _add(files, (Path(__file__).parent / "report_forker.py").read_text())
-        if target == "swebench"
-        else []
+        _add(files, forger("report_forker.py")) if target == "swebench" else []
     ),
     "report_object_forged": lambda work, files, target: (
-        _add(files, (Path(__file__).parent / "report_object_forger.py").read_text())
-        if target == "swebench"
-        else []
+        _add(files, forger("report_object_forger.py")) if target == "swebench" else []
     ),
     "entry_point_plugin": entry_point_plugin,
     "startup_hooks": startup_hooks,
