@@ -70,25 +70,9 @@ def _transparent(language: str, code: str, at: int) -> bool:
 def value_parts(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int, int]]:
     """The parts of [lo, hi) that are the value: as copies_scan.outside_calls, but a
     builder call's, a constructor's and a tuple's parentheses hold the value too."""
-    code = scan.masked(language, chunk)
-    parts, depth, start = [], 0, lo
-    for i in range(lo, hi):
-        char = code[i]
-        before = code[:i].rstrip()[-1:] if char in "([" else ""
-        opens = char == "(" or (char == "[" and (before.isalnum() or before in "_)]"))
-        if depth == 0 and char == "(" and _transparent(language, code, i):
-            continue
-        if depth == 0 and opens:
-            parts.append((start, i))
-            depth = 1
-        elif depth and char in "([{":
-            depth += 1
-        elif depth and char in ")]}":
-            depth -= 1
-            if depth == 0:
-                start = i + 1
-    if depth == 0:
-        parts.append((start, hi))
+    parts = scan.outside_calls(
+        language, chunk, lo, hi, lambda code, i: _transparent(language, code, i)
+    )
     return [(a, b) for a, b in parts if chunk[a:b].strip()]
 
 

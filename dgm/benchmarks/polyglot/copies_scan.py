@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from dgm.benchmarks.polyglot import variants
 
@@ -257,17 +257,22 @@ def calls_something(language: str, code: str, lo: int, hi: int) -> bool:
     return any(not value_call(code, i, language) for i in range(lo, hi) if code[i] == "(")
 
 
-def outside_calls(language: str, chunk: str, lo: int, hi: int) -> list[tuple[int, int]]:
+def outside_calls(
+    language: str, chunk: str, lo: int, hi: int,
+    transparent: Callable[[str, int], bool] | None = None,
+) -> list[tuple[int, int]]:  # fmt: skip
     """The parts of [lo, hi) not inside a call's parentheses or an index `x[...]` (a value
-    wrapper's are inside the value): an initializer's literals there are the value, the
-    others are arguments."""
+    wrapper's are inside the value; `transparent(code, i)`: whether the call opening at i
+    holds the value, default value_call): an initializer's literals there are the value,
+    the others are arguments."""
+    transparent = transparent or (lambda code, i: value_call(code, i, language))
     code = masked(language, chunk)
     parts, depth, start = [], 0, lo
     for i in range(lo, hi):
         char = code[i]
         before = code[:i].rstrip()[-1:] if char in "([" else ""
         opens_call = char == "(" or (char == "[" and (before.isalnum() or before in "_)]"))
-        if depth == 0 and opens_call and char == "(" and value_call(code, i, language):
+        if depth == 0 and char == "(" and transparent(code, i):
             continue
         if depth == 0 and opens_call:
             parts.append((start, i))
