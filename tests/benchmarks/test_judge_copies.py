@@ -15,6 +15,7 @@ import pytest
 from dgm.benchmarks.polyglot import canaries as polyglot_canaries
 from dgm.benchmarks.polyglot import loader as polyglot
 from dgm.benchmarks.polyglot.copies import MUST_FAIL, MUST_PASS, REAL, Entry, NameGen
+from dgm.benchmarks.polyglot.copies_flipped import flipped
 from dgm.benchmarks.polyglot.disguise import disguise
 from dgm.benchmarks.polyglot.judge import (
     JudgePlan,
@@ -161,6 +162,11 @@ NO_LITERAL = {
     ("java", "custom-set"): r"negated a boolean check|expected ",  # isTrue()/isFalse()
     ("rust", "scale-generator"): r"expected \"",  # a helper's `expected` argument
     ("cpp", "all-your-base"): r"expected \d+ -> \d+",  # `vector<unsigned> expected{1}`
+    # copies_flipped, on files no other rule gave a copy (round seven G7 un-failed a Go
+    # test of error-handling where only the literal canaries stood)
+    ("go", "error-handling"): r"inverted the guard `if .+ [!=]= .+ \{`",
+    ("go", "react"): r"expected -?\d+ -> -?\d+",  # assertCellValue(t, c, 2, "...")
+    ("rust", "xorcism"): r"assert_(?:eq! became assert_ne|ne! became assert_eq)!",
 }
 
 
@@ -192,6 +198,56 @@ def test_files_with_no_literal_expected_value_get_must_fail_copies(
         # a fresh spelling, which a copy's real value would have had too: rust's "A#".)
         if copy and not copy.isdigit() and tests.count(real) > 1:
             assert copy.strip('"') in pristine, fails[0]  # a value the file has
+
+
+GUARDED = """package f
+
+import "testing"
+
+func TestA(t *testing.T) {
+\tfor _, x := range xs {
+\t\tif F(x) != 1 {
+\t\t\tt.Fatal("in a loop: may never run")
+\t\t}
+\t}
+\tcheck := func() int { return 1 }
+\tif G(check) == 2 {
+\t\tt.Fatalf("top level, reached")
+\t}
+\tif H() != 3 {
+\t\tt.Log("no failure in it")
+\t} else {
+\t\tt.Fatal("an else")
+\t}
+\tif err != nil {
+\t\treturn
+\t}
+\tif K() != 4 {
+\t\tt.Fatal("after a return: may never run")
+\t}
+}
+"""
+
+
+def test_flipped_copies_invert_only_a_guard_every_passing_run_reaches() -> None:
+    """copies_flipped inverts a top-level `if a OP b { t.Fatal... }` only: not one in a
+    loop, one without a failure in it, one with an else, or one after a statement that
+    may return (a function literal's own `return` does not count). A correct solution
+    passes the real test, so it reaches that guard and fails the copy."""
+    made = [flipped("go", GUARDED, GUARDED) for _ in range(20)]
+    assert {m.how for ms in made for m in ms} == {"inverted the guard `if G(check) == 2 {`"}
+    assert "if G(check) != 2 {" in made[0][0].body
+    assert flipped("go", GUARDED.replace("!= 3", "< 3").replace("!=", "<"), GUARDED) == []
+
+
+def test_files_other_rules_give_copies_get_no_flipped_ones() -> None:
+    """The fallback is for whole files with no must-fail copy: elsewhere the copies are
+    what they were (test_judge_exchangeable's bounds were measured on them)."""
+    for language in ("go", "rust"):
+        for _ in range(5):
+            _, entries = disguise(language, SAMPLES[language], NameGen())
+            fails = [e.how for e in entries if e.kind == MUST_FAIL]
+            assert fails and not any("inverted" in h or "became" in h for h in fails), fails
 
 
 # -- grading through the mapping -------------------------------------------------------------

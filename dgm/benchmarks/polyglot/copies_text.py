@@ -33,6 +33,7 @@ from dgm.benchmarks.polyglot.copies import (
 )
 from dgm.benchmarks.polyglot.copies_builders import BUILDERS, BUILT, builder_names, same_number
 from dgm.benchmarks.polyglot.copies_expected import expected_regions, toggle, tolerance
+from dgm.benchmarks.polyglot.copies_flipped import FALLBACK, flipped
 from dgm.benchmarks.polyglot.copies_go import Mutant, mutate_go
 from dgm.benchmarks.polyglot.copies_go_loops import mutate_indexed, mutate_plain
 from dgm.benchmarks.polyglot.copies_helpers import HELPERS, helpers
@@ -175,9 +176,13 @@ def disguise_text(
         able = [i for i, sp in enumerate(spans) if copyable(text[sp.start : sp.end], defs)]
         _set_pools(language, text)
         mutable = _mutable(language, text, spans, able, names, context)
+    fallback = FALLBACK.set(not mutable and language in ("go", "rust"))  # (copies_flipped)
     try:
+        if FALLBACK.get():
+            mutable = _mutable(language, text, spans, able, names, context)
         return _laid_out(language, text, names, spans, able, mutable, context, elsewhere)
     finally:
+        FALLBACK.reset(fallback)
         for var, token in zip((BUILT, BUILDERS, STRUCTS), built, strict=False):
             var.reset(token)
 
@@ -257,7 +262,16 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
                 context: str = "") -> list[Mutant]:  # fmt: skip
     """Up to k must-fail copies of the test, all with the same expected value changed
     (the values drawn as one set, polyglot_variants); [] when it has none to change. The
-    asserted condition is never inverted: that would be a form the file may never use."""
+    asserted condition is never inverted: that would be a form the file may never use
+    (except, in a file no other rule gives a copy, as copies_flipped does)."""
+    made = _mutate_test(language, text, span, names, k, context)
+    if not made and FALLBACK.get():
+        made = flipped(language, text, text[span.start : span.end], k)
+    return made
+
+
+def _mutate_test(language: str, text: str, span: Span, names: NameGen, k: int,
+                 context: str) -> list[Mutant]:  # fmt: skip
     chunk = text[span.start : span.end]
     if language == "go":
         return (mutate_go(text, chunk, names, k, context)
