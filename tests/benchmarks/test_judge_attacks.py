@@ -125,6 +125,20 @@ def test_rust_reference_resolves_with_several_test_files_and_feature_gated_tests
     assert verdict.resolved and not verdict.tampered, (verdict.error, log[-3000:])
 
 
+@pytest.mark.parametrize("exercise", ["error-handling", "react"])
+def test_go_reference_resolves_beside_flipped_copies(
+    exercise: str, polyglot_dir: Path, polyglot_image: str
+) -> None:
+    """Files only copies_flipped gives must-fail copies (inverted top-level guards, a
+    helper's wanted literal changed): the reference reaches and fails every one."""
+    task = polyglot.PolyglotTasks(polyglot_dir).task(f"go__{exercise}")
+    verdict, log = judge_polyglot(task, polyglot.reference_patch(task), LIMITS)
+    assert verdict.resolved and not verdict.tampered, (verdict.error, log[-3000:])
+    counts = verdict.details
+    assert counts["copy_counts"]["must_fail"] >= 3, counts
+    assert counts["canary_counts"] == {"must_fail": 0, "must_pass": 0}, counts
+
+
 def test_go_package_may_use_helpers_its_tests_provide(
     polyglot_dir: Path, polyglot_image: str
 ) -> None:
