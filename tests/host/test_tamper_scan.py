@@ -87,6 +87,7 @@ CASES = [
     ("java", "src/main/java/S.java", "f.setAccessible(true);\n", "test_patching"),
     ("javascript", "solution.js", "process.on('exit', () => rewrite());\n", "test_patching"),
     ("javascript", "solution.js", "const s = new Error().stack;\n", "test_patching"),
+    ("go", "solution.go", 'f, _ := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)\n', "reads_tests"),
 ]
 
 
