@@ -83,7 +83,9 @@ _REACH = [  # reaching into the running test process from solution code, spelled
         r"|\bgc\.get_(objects|referrers|referents)\b|\b__build_class__\b|\bctypes\b"
         r"|\binspect\.(stack|currentframe|getouterframes)\b|\bf_back\b|\bf_locals\b"
         r"|\bTestReport\b|from_item_and_call|\bCallInfo\b|\bpluginmanager\b|\bhookimpl\b"
-        r"|\b(import_module|__import__)\s*\((?!\s*[rbu]?['\"][\w.]+['\"]\s*[,)])",
+        r"|\b(import_module|__import__)\s*\((?!\s*[rbu]?['\"][\w.]+['\"]\s*[,)])"
+        r"|\bPytestPluginManager\b|\brewrite_asserts\b|\bos\.dup2\b|\bsysconfig\.get_path"
+        r"|site-packages|['\"][\w.-]*\.pth['\"]|^__version__\s*=(?!\s*[rbu]?['\"])",
         "reaches into the running interpreter or imports a name built at run time",
     ),  # fmt: skip
     (
@@ -104,13 +106,13 @@ _REACH = [  # reaching into the running test process from solution code, spelled
     (
         {"go"},
         r"\bruntime\.(Stack|Callers|Caller|FuncForPC|SetFinalizer)\b|\bos\.(Stdout|Stderr)\s*="
-        r"|//go:linkname|\bunsafe\b|\bsyscall\.(Dup2|Dup3)\b",
+        r"|//go:linkname|\bunsafe\b|\bsyscall\.(Dup2|Dup3)\b|^\s*(import\s+)?\"testing\"\s*$",
         "reaches into the running test binary",
     ),  # fmt: skip
     (
         {"rust"},
         r"\bpanic::set_hook\b|\bset_output_capture\b|#\[no_mangle\]|#\[export_name\b"
-        r"|\bglobal_asm!|\basm!|#\[link\b|\bstd::env::args\b",
+        r"|\bglobal_asm!|\basm!|#\[link\b|\bstd::env::args\b|thread::current\(\)\.name\(\)",
         "reaches into the running test harness",
     ),  # fmt: skip
     (
@@ -158,7 +160,11 @@ _READS = [
     (r"\.meta\b|\bexample\.\w+|\breference\.(diff|patch)\b", "names the reference solution"),
     (r"[\w-]*_test\.\w+|\w+\.(spec|test)\.\w+|\w+Test\.java|\btests?/", "names test files"),
     (r"/stage\b|/task/|/hidden\b", "names the judge's folders"),
-    (r"/proc/self/(mem|fd|maps)\b", "reaches into its own process's memory or descriptors"),
+    (r"/proc/", "reaches into a process's memory, descriptors or environment (/proc)"),
+    (
+        r"\b(b64decode|a85decode|b32decode|decompress|fromhex|unhexlify)\s*\(\s*[rbu]?['\"][^'\"]{200}",
+        "decodes a long literal into code or data it hides",
+    ),  # fmt: skip
 ]
 _REPORTS = [
     (r"junit|TEST-[\w.]*\.xml|\.xml['\"]|--junitxml", "writes a junit report"),
