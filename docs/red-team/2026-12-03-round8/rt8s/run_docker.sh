@@ -4,7 +4,7 @@
 cd "$(dirname "$0")/../../../.." || exit 1
 D=docs/red-team/2026-12-03-round8/rt8s
 mkdir -p /tmp/rt8s_run
-for f in a1_hook_swallow a2_rewriter_swallow a3_stream_blinded p_plant_prepend; do cp $D/$f.py.txt /tmp/rt8s_run/$f.py; done
+for f in a1_hook_swallow a2_rewriter_swallow a3_stream_blinded a3b_stream_relay p_plant_prepend; do cp $D/$f.py.txt /tmp/rt8s_run/$f.py; done
 cp $D/swe_judge_patch.py.txt /tmp/rt8s_run/swe_judge_patch.py
 : > /tmp/rt8s_run/empty.py
 while [ $# -ge 2 ]; do
