@@ -264,26 +264,20 @@ def mutate_test(language: str, text: str, span: Span, names: NameGen, k: int = 1
     (the values drawn as one set, polyglot_variants); [] when it has none to change. The
     asserted condition is never inverted: that would be a form the file may never use
     (except, in a file no other rule gives a copy, as copies_flipped does)."""
-    made = _mutate_test(language, text, span, names, k, context)
-    if not made and FALLBACK.get():
-        made = flipped(language, text, text[span.start : span.end], k)
-    return made
-
-
-def _mutate_test(language: str, text: str, span: Span, names: NameGen, k: int,
-                 context: str) -> list[Mutant]:  # fmt: skip
     chunk = text[span.start : span.end]
     if language == "go":
-        return (mutate_go(text, chunk, names, k, context)
+        made = (mutate_go(text, chunk, names, k, context)
                 or mutate_plain(text, chunk, names, k, context)
                 or mutate_indexed(text, chunk, names, k, context))  # fmt: skip
-    regions = expected_regions(language, chunk)
-    title = (span.name_at[0] - span.start, span.name_at[1] - span.start)
-    token = value_draws.INPUTS.set(_inputs(language, chunk, [*regions, title]))
-    try:
-        return _changed(language, text, chunk, regions, k)
-    finally:
-        value_draws.INPUTS.reset(token)
+    else:
+        regions = expected_regions(language, chunk)
+        title = (span.name_at[0] - span.start, span.name_at[1] - span.start)
+        token = value_draws.INPUTS.set(_inputs(language, chunk, [*regions, title]))
+        try:
+            made = _changed(language, text, chunk, regions, k)
+        finally:
+            value_draws.INPUTS.reset(token)
+    return made or (flipped(language, text, chunk, k) if FALLBACK.get() else [])
 
 
 def _inputs(language: str, chunk: str, regions: list[tuple[int, int]]) -> tuple:
