@@ -21,6 +21,20 @@ closes that whole class without touching threads. Why here and not Docker's
 judge's own (judge_prep's subprocesses, the sandbox's `sh -c` probes) must still spawn;
 only the test process and what it execs are bound.
 
+It also applies a Landlock ruleset (kernel ABI >= 1, unprivileged, kept across exec and
+never loosened) that denies writing, creating, removing and truncating files under
+/proc and /sys, and allows them beneath every other top-level folder of /. Why: the
+kernel always lets a process open its own `/proc/self/mem` read-write (ptrace rules and
+PR_SET_DUMPABLE do not apply within a thread group) and seccomp cannot see a path; a
+test process that writes its own memory there rewrites the test framework's state (red
+team round eight: M1, Go's `testing.common.failed` found through `runtime.Stack`; R1,
+a Rust panic hook rewriting libtest's `TestDesc`), with no `unsafe` anywhere. Reads stay
+open (`/proc/self/maps`, `/proc/cpuinfo`). Where the kernel has no Landlock, one line
+`dgm nospawn: landlock unavailable (...)` goes to stderr and the run goes on; the judge
+records it in the verdict's details. What remains: code that writes memory without
+/proc (C++, Rust `unsafe` and raw pointers, Python `ctypes`); must-fail copies catch it
+in files that have them, and the Rust judge refuses `unsafe` (judge_prep).
+
 Kept to the standard library: it runs with the image's python3, beside judge_prep.py.
 """
 
@@ -89,6 +103,74 @@ def install(machine=None):
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
+# Landlock: syscall numbers (the same on x86_64 and aarch64), filesystem access rights.
+_LL_CREATE, _LL_ADD_RULE, _LL_RESTRICT = 444, 445, 446
+_LL_VERSION, _LL_PATH_BENEATH = 1, 1
+_WRITE_FILE, _REMOVE_DIR, _REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
+_MAKE = sum(1 << bit for bit in range(6, 13))  # char, dir, reg, sock, fifo, block, sym
+_REFER, _TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+DENIED_TOPS = ("proc", "sys")
+UNAVAILABLE = "dgm nospawn: landlock unavailable"
+"""The line judge.py looks for (the kernel has no Landlock: /proc/self/mem stays open)."""
+
+
+def handled_rights(abi):
+    """The write rights a ruleset of this ABI handles. Read and execute are not handled
+    (unrestricted). REFER is handled and allowed wherever writes are: a ruleset that
+    does not handle it forbids every rename into another folder (cargo's, go's caches)."""
+    rights = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE
+    return rights | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
+
+
+def writable_tops(root="/"):
+    """The top-level folders beneath which writes stay allowed: every real directory of
+    `root` but /proc and /sys (and any other mount of theirs at the top)."""
+    denied = set()
+    for name in DENIED_TOPS:
+        try:
+            denied.add(os.stat(os.path.join(root, name)).st_dev)
+        except OSError:
+            pass
+    tops = []
+    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+        if entry.name in DENIED_TOPS or not entry.is_dir(follow_symlinks=False):
+            continue  # (a top-level link, /bin -> usr/bin, is covered by its target)
+        if entry.stat(follow_symlinks=False).st_dev not in denied:
+            tops.append(entry.path)
+    return tops
+
+
+def landlock(root="/"):
+    """Deny this process (and what it execs) writes under /proc and /sys. Returns None,
+    or why the kernel cannot (no Landlock); raises OSError on any other failure."""
+    libc = _libc()
+    abi = libc.syscall(_LL_CREATE, None, ctypes.c_long(0), ctypes.c_long(_LL_VERSION))
+    if abi < 1:
+        err = ctypes.get_errno()
+        return f"landlock_create_ruleset: {os.strerror(err)}"
+    rights = handled_rights(abi)
+    attr = ctypes.create_string_buffer(struct.pack("=Q", rights), 8)
+    ruleset = libc.syscall(_LL_CREATE, attr, ctypes.c_long(8), ctypes.c_long(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
+    try:
+        for path in writable_tops(root):
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY | os.O_NOFOLLOW)
+            try:
+                beneath = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+                if libc.syscall(_LL_ADD_RULE, ruleset, _LL_PATH_BENEATH, beneath, 0) != 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, None, 0, 0) != 0:  # (restrict_self needs it)
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if libc.syscall(_LL_RESTRICT, ruleset, 0) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return None
+
+
 def _libc():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p,
@@ -103,7 +185,11 @@ def not_dumpable():
 
 
 def run(argv):
-    """Exec argv under the filter (or, where spawning is allowed, as it is)."""
+    """Exec argv under the Landlock ruleset and the filter (no filter where spawning is
+    allowed)."""
+    why = landlock()  # (also where spawning is allowed: a child could write mem too)
+    if why:
+        print(f"{UNAVAILABLE} ({why})", file=sys.stderr, flush=True)
     if os.environ.get(ALLOWED) != "1":
         install()
     os.execvp(argv[0], argv)
