@@ -4,6 +4,7 @@ solution is evidence of tampering, one line each on stdout (nothing: none found)
     python3 /stage/build_scan.py cpp  WORK SOLUTION_FILES...
     python3 /stage/build_scan.py rust WORK SOLUTION_FILES...     (reads WORK/../out JSON)
     python3 /stage/build_scan.py go   WORK SOLUTION_FILES...
+    python3 /stage/build_scan.py rust-unsafe WORK    (after a failed Rust build)
 
 C++ (red team round five, H2, H5, H12): every translation unit at the exercise's top
 (the test file, the solution's .cpp files) is preprocessed with `g++ -E -dD`, which
@@ -27,13 +28,18 @@ runs before `main` in the test binary. Dependencies' objects are not scanned (th
 crates are the image's); `#[link_section]`, `global_asm!` and constructor macros all
 end up in the solution's own object, so the check does not depend on how it was spelled.
 
+Rust `unsafe` (round eight, R1): where the exercise's reference uses none, the judge
+builds the crate under `#![forbid(unsafe_code)]` (judge_prep); after a failed build
+`rust-unsafe WORK` builds the library again for rustc's JSON diagnostics and names each
+`unsafe_code` error: raw pointers write the test framework's memory (libtest's
+`TestDesc`, the result of the running test), and no such reference needs them.
+
 Go (red team round seven G7): no package of the solution's (`go list ./...`, test files
 aside) imports `unsafe` or holds assembly (`.s`) or object (`.syso`) files: each lets
 solution code write memory the testing package owns (the calling test's `*testing.T`,
 found through `runtime.Stack`, un-failed in a Cleanup, so `testing` itself prints PASS).
 No Go reference solution needs any of them. (Writing through `/proc/self/mem` needs none
-of them either: where a file has must-fail copies they catch it, as they catch C++ and
-Rust code writing memory; README, "Limits that remain".)
+of them either, round eight's M1: nospawn.py's Landlock ruleset closes that file.)
 """
 
 import codecs
@@ -165,6 +171,32 @@ def scan_rust(work):
     return sorted(set(found))
 
 
+def scan_rust_unsafe(work):
+    """After a failed build of a crate the judge put under `#![forbid(unsafe_code)]`
+    (judge_prep.forbid_unsafe): the library alone again, with rustc's JSON diagnostics
+    (the build's own are rendered for the log), for the `unsafe_code` lint or an
+    `#[allow(unsafe_code)]` refused under the forbid (E0453)."""
+    cmd = ["cargo", "build", "--lib", "--offline", "--message-format=json"]
+    proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, errors="replace",
+                          stdin=subprocess.DEVNULL)  # fmt: skip
+    found = []
+    for raw in proc.stdout.splitlines():
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            continue
+        diag = msg.get("message") if isinstance(msg, dict) else None
+        if msg.get("reason") != "compiler-message" or not isinstance(diag, dict):
+            continue
+        code, text = (diag.get("code") or {}).get("code"), str(diag.get("message", ""))
+        if code == "unsafe_code" or (code == "E0453" and "unsafe_code" in text):
+            spans = [s for s in diag.get("spans") or [] if s.get("is_primary")] or [{}]
+            where = f"{spans[0].get('file_name', '?')}:{spans[0].get('line_start', '?')}"
+            found.append(f"the solution crate uses `unsafe`, which its exercise's reference"
+                         f" does not: {text[:80]} ({where})")  # fmt: skip
+    return sorted(set(found))
+
+
 _GO_LIST = "\t".join(
     ["{{.ImportPath}}", '{{join .Imports ","}}', '{{join .SFiles ","}}', '{{join .SysoFiles ","}}']
 )
@@ -189,7 +221,8 @@ def scan_go(work):
 
 def main():
     language, work, solution = sys.argv[1], sys.argv[2], sys.argv[3:]
-    scans = {"cpp": lambda: scan_cpp(work, solution), "go": lambda: scan_go(work)}
+    scans = {"cpp": lambda: scan_cpp(work, solution), "go": lambda: scan_go(work),
+             "rust-unsafe": lambda: scan_rust_unsafe(work)}  # fmt: skip
     found = scans.get(language, lambda: scan_rust(work))()
     for line in found[:8]:
         print(line)

@@ -8,7 +8,8 @@ tests passed, an exit status of 0 although tests failed, or (JavaScript) a recei
 carrying `asymmetricMatch`, which the judge's jest setup refused (jest_guard.js), a
 JUnit XML that reports PASSED what the console tree printed before it did not (Java),
 or what the build's scan found in the solution (build_scan.py: C++ Catch macros
-redefined, `.incbin` in asm; a Rust library with static constructors).
+redefined, `.incbin` in asm; a Rust library with static constructors, or with `unsafe`
+where its reference has none; a Go package importing `unsafe`).
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from dgm.benchmarks.polyglot import toolchains as chains
 from dgm.benchmarks.polyglot.canaries import Canary
 from dgm.benchmarks.polyglot.copies import MUST_FAIL, REAL, Entry, NameGen
 from dgm.benchmarks.polyglot.grading import grade
+from dgm.benchmarks.polyglot.nospawn import UNAVAILABLE
 from dgm.benchmarks.task import Task, Verdict
 from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
@@ -43,6 +44,9 @@ HELPERS = ("nospawn.py", "build_scan.py")
 """Staged beside judge_prep.py: the no-spawn launcher of the tests, the build's scan."""
 _EVIDENCE = re.compile(r"^>>>>> dgm judge: build evidence: (.*)$", re.MULTILINE)
 PATCH_FAILED = 91
+_NO_LANDLOCK = re.compile(rf"^{re.escape(UNAVAILABLE)} \((.*)\)$", re.MULTILINE)
+"""nospawn.py's line where the kernel has no Landlock: the test process could write its
+own memory through /proc/self/mem (recorded in the verdict's details)."""
 _EXITED = re.compile(r"^>>>>> dgm judge: tests exited (-?\d+) after ([0-9.]+) s$", re.MULTILINE)
 _BUILT = re.compile(r"^>>>>> dgm judge: build exited (-?\d+) after ([0-9.]+) s$", re.MULTILINE)
 _REPORT = re.compile(r"^>>>>> dgm judge report ([A-Za-z0-9._-]+) ([A-Za-z0-9+/=]*)$")
@@ -168,6 +172,7 @@ def judge_polyglot(
             "result_lines": polyglot_reports.RESULT_LINES.get(language, ""),
             "budget": max(limits.max_output // 2 - _JUDGE_HEADROOM, 0),
             "spawn_allowed": tests_spawn(task),
+            "forbid_unsafe": forbids_unsafe(task),
         }  # fmt: skip
         (stage / "plan.json").write_text(json.dumps(staged))
         readable_by_sandbox(stage)
@@ -196,6 +201,18 @@ def tests_spawn(task: Task) -> bool:
     paths = [Path(task.source) / name for name in task.hidden_files]
     return bool(rule) and any(p.is_file() and re.search(rule, p.read_text(errors="replace"))
                               for p in paths)  # fmt: skip
+
+
+def forbids_unsafe(task: Task) -> bool:
+    """Rust: whether the solution crate is built under `#![forbid(unsafe_code)]`
+    (judge_prep), so that `unsafe` in it is evidence: everywhere but where the exercise's
+    own reference uses `unsafe` (doubly-linked-list)."""
+    if task.language != "rust":
+        return False
+    source = Path(task.source)
+    examples = [source / name for name in chains.exercise_files(source).example]
+    return not any(p.is_file() and re.search(r"\bunsafe\b", p.read_text(errors="replace"))
+                   for p in examples)  # fmt: skip
 
 
 def allowed_reports(language: str) -> list[str]:
@@ -238,6 +255,10 @@ def _build_then_run(spec: SandboxSpec, tmp: Path, staged: dict, timeout_s: int,
 
 def verdict_from(result: ExecResult, task: Task, plan: JudgePlan) -> Verdict:
     verdict = _verdict_from(result, task, plan)
+    unguarded = _NO_LANDLOCK.search(result.output)
+    if unguarded:  # (printed before any agent code ran; a forged one only adds this note)
+        note = {"landlock_unavailable": unguarded.group(1)[:200]}
+        verdict = dataclasses.replace(verdict, details={**(verdict.details or {}), **note})
     if plan.build_evidence and not verdict.tampered:  # whatever the run did after
         details = {**(verdict.details or {}), "tamper_evidence": "; ".join(plan.build_evidence)}
         return dataclasses.replace(verdict, resolved=False, tampered=True, details=details)

@@ -257,12 +257,16 @@ def build_phase(plan, work):
     note("building the tests")
     started = time.monotonic()
     code = go_package_alone(work, env) if plan["language"] == "go" else 0
+    if plan.get("forbid_unsafe"):
+        forbid_unsafe(work)
     if code == 0:
         proc = subprocess.run(["/bin/sh", "-c", plan["build"]], cwd=work, env=env,
                               stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
         code = proc.returncode
-    if code == 0 and plan["language"] in ("cpp", "rust", "go"):
-        scan = [sys.executable, os.path.join(STAGE, "build_scan.py"), plan["language"], work]
+    # After a failed Rust build: whether `unsafe` in the crate (the forbid) failed it.
+    kind = plan["language"] if code == 0 else "rust-unsafe" * bool(plan.get("forbid_unsafe"))
+    if kind in ("cpp", "rust", "go", "rust-unsafe"):
+        scan = [sys.executable, os.path.join(STAGE, "build_scan.py"), kind, work]
         found = subprocess.run(scan + plan["solution"], capture_output=True, text=True,
                                env=env, stdin=subprocess.DEVNULL)  # fmt: skip
         if found.returncode != 0:
@@ -274,6 +278,24 @@ def build_phase(plan, work):
         copy_rust_fixtures(work)
     print(f"\n>>>>> dgm judge: build exited {code} after {time.monotonic() - started:.3f} s",
           flush=True)  # fmt: skip
+
+
+FORBID_UNSAFE = b"#![forbid(unsafe_code)] "
+
+
+def forbid_unsafe(work):
+    """The crate root under `#![forbid(unsafe_code)]` (no `#[allow]` lifts it, it covers
+    the crate's own macro expansions): the attribute on the root's first line, so that
+    the other lines keep their numbers and the file's own inner attributes and `//!`
+    comments (inner attributes too) still follow it."""
+    root = os.path.join(work, "src", "lib.rs")
+    if not os.path.isfile(root):
+        return
+    with open(root, "rb") as fh:
+        data = fh.read()
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    with open(root, "wb") as fh:
+        fh.write(bom + FORBID_UNSAFE + data[len(bom) :])
 
 
 _UNDEFINED = re.compile(r"^\S+\.go:\d+:\d+: undefined: (\w+)$")
