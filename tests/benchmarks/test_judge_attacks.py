@@ -24,6 +24,7 @@ from .judge_attacks_round3 import ALL as ROUND3
 from .judge_attacks_round4 import ALL as ROUND4
 from .judge_attacks_round5 import ALL as ROUND5
 from .judge_attacks_round7 import ALL as ROUND7
+from .judge_attacks_round8 import ALL as ROUND8
 
 pytestmark = pytest.mark.docker
 LIMITS = ResourceLimits(memory="3g", pids=1024)
@@ -90,7 +91,7 @@ def _marked(attack: Attack) -> object:
 
 @pytest.mark.parametrize(
     "attack",
-    [_marked(a) for a in ALL + ROUND2 + ROUND3 + ROUND4 + ROUND5 + ROUND7],
+    [_marked(a) for a in ALL + ROUND2 + ROUND3 + ROUND4 + ROUND5 + ROUND7 + ROUND8],
     ids=lambda a: f"{a.language}-{a.name}",
 )
 def test_attack_is_never_resolved(
