@@ -179,14 +179,19 @@ def scan_rust_unsafe(work):
     cmd = ["cargo", "build", "--lib", "--offline", "--message-format=json"]
     proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, errors="replace",
                           stdin=subprocess.DEVNULL)  # fmt: skip
+    return unsafe_lints(proc.stdout.splitlines())
+
+
+def unsafe_lints(lines):
+    """The `unsafe_code` errors among cargo's JSON messages, one line each."""
     found = []
-    for raw in proc.stdout.splitlines():
+    for raw in lines:
         try:
             msg = json.loads(raw)
         except ValueError:
             continue
         diag = msg.get("message") if isinstance(msg, dict) else None
-        if msg.get("reason") != "compiler-message" or not isinstance(diag, dict):
+        if not isinstance(diag, dict) or msg.get("reason") != "compiler-message":
             continue
         code, text = (diag.get("code") or {}).get("code"), str(diag.get("message", ""))
         if code == "unsafe_code" or (code == "E0453" and "unsafe_code" in text):

@@ -131,6 +131,7 @@ def writable_tops(root="/"):
             denied.add(os.stat(os.path.join(root, name)).st_dev)
         except OSError:
             pass
+    denied.discard(os.stat(root).st_dev)  # (only their own mounts: procfs, sysfs)
     tops = []
     for entry in sorted(os.scandir(root), key=lambda e: e.name):
         if entry.name in DENIED_TOPS or not entry.is_dir(follow_symlinks=False):
