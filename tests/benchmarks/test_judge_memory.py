@@ -31,7 +31,8 @@ for path, mode in [("here.txt", "w"), ("/tmp/x.txt", "w"), ("/proc/self/maps", "
         got.append("ok")
     except PermissionError:
         got.append("denied")
-os.rename("/tmp/x.txt", "moved.txt")  # (a rename across folders needs REFER allowed)
+os.makedirs("/tmp/d/sub")
+os.rename("/tmp/x.txt", "/tmp/d/sub/x.txt")  # (into another folder: REFER must be allowed)
 print(" ".join(got))
 """
 EXPECTED = "ok ok ok denied denied"
