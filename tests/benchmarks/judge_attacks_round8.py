@@ -11,7 +11,7 @@ memory through `/proc/<pid>/mem`, with no `unsafe` anywhere.
 - R1 (Rust): a panic hook rewrites the running test's `TestDesc` on the stack through
   `/proc/self/mem` (should_panic, so libtest reports ok). Refused the same way; rust/xorcism
   also has flipped must-fail copies now (copies_flipped), and `unsafe` in the crate is
-  refused at build time (judge_prep.forbid_unsafe): `solution_uses_unsafe`, tampered.
+  refused at build time (rust_prep.forbid_unsafe): `solution_uses_unsafe`, tampered.
 """
 
 from __future__ import annotations

@@ -238,7 +238,7 @@ def test_cargo_toml_keeps_only_plain_dependencies() -> None:
     agent = (b'[package]\nname = "x"\nbuild = "build.rs"\n[dependencies]\nrand = "0.8"\n'
              b'evil = { path = "/etc" }\nfast = { version = "1", features = ["a"] }\n'
              b'[[test]]\nname = "x"\nharness = false\n')  # fmt: skip
-    text, why = prep.cargo_toml(pristine, agent)
+    text, why = prep.rust_prep.cargo_toml(pristine, agent)
     assert "build" not in text and "harness" not in text and "evil" not in text
     assert 'rand = "0.8"' in text and "fast = { version" in text and "evil" in why
 

@@ -1,6 +1,6 @@
 """The Polyglot test process cannot write its own memory through /proc (red team round
 eight, M1 and R1: nospawn.py's Landlock ruleset), and a Rust solution crate is built
-under `#![forbid(unsafe_code)]` (judge_prep.forbid_unsafe, build_scan.unsafe_lints).
+under `#![forbid(unsafe_code)]` (rust_prep.forbid_unsafe, build_scan.unsafe_lints).
 Unit checks here; the Docker checks run the launcher in the judge's image."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ CRATE = "\ufeff//! A crate.\n#![allow(dead_code)]\n#![warn(missing_docs)]\n/// f
 
 
 def _prep() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("judge_prep", HERE / "judge_prep.py")
+    spec = importlib.util.spec_from_file_location("rust_prep", HERE / "rust_prep.py")
     prep = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(prep)  # type: ignore[union-attr]
     return prep
@@ -122,13 +122,13 @@ def test_in_the_image_files_are_writable_but_not_the_process_memory(
     stage.mkdir()
     (stage / "nospawn.py").write_text((HERE / "nospawn.py").read_text())
     (stage / "probe.py").write_text(PROBE)
-    (stage / "judge_prep.py").write_text((HERE / "judge_prep.py").read_text())
+    (stage / "rust_prep.py").write_text((HERE / "rust_prep.py").read_text())
     (stage / "lib.rs").write_text(CRATE)
     for path in (stage, *stage.iterdir()):
         path.chmod(0o755)
     script = ("mkdir -p /work/t/src && cd /work/t && cp /stage/lib.rs src/lib.rs"
               " && python3 -c 'import sys; sys.path.insert(0, \"/stage\");"
-              " import judge_prep; judge_prep.forbid_unsafe(\".\")'"
+              " import rust_prep; rust_prep.forbid_unsafe(\".\")'"
               " && rustc --edition 2021 --crate-type lib -o /tmp/t.rlib src/lib.rs"
               " && echo built"
               " && python3 -I -S /stage/nospawn.py python3 /stage/probe.py")  # fmt: skip

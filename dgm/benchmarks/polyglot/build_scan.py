@@ -173,7 +173,7 @@ def scan_rust(work):
 
 def scan_rust_unsafe(work):
     """After a failed build of a crate the judge put under `#![forbid(unsafe_code)]`
-    (judge_prep.forbid_unsafe): the library alone again, with rustc's JSON diagnostics
+    (rust_prep.forbid_unsafe): the library alone again, with rustc's JSON diagnostics
     (the build's own are rendered for the log), for the `unsafe_code` lint or an
     `#[allow(unsafe_code)]` refused under the forbid (E0453)."""
     cmd = ["cargo", "build", "--lib", "--offline", "--message-format=json"]

@@ -40,7 +40,7 @@ from dgm.sandbox import Mount, ResourceLimits, SandboxSpec, run_command
 from dgm.sandbox.spec import ExecResult
 
 PREP_SCRIPT = Path(__file__).with_name("judge_prep.py")
-HELPERS = ("nospawn.py", "build_scan.py")
+HELPERS = ("nospawn.py", "build_scan.py", "rust_prep.py")
 """Staged beside judge_prep.py: the no-spawn launcher of the tests, the build's scan."""
 _EVIDENCE = re.compile(r"^>>>>> dgm judge: build evidence: (.*)$", re.MULTILINE)
 PATCH_FAILED = 91

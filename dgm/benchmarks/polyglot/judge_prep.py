@@ -35,6 +35,9 @@ import sys
 import threading
 import time
 
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))  # (its staged helpers)
+import rust_prep  # noqa: E402
+
 STAGE, SCRATCH = "/stage", "/tmp/dgm-agent"
 PATCH_FAILED = 91
 LOG_HALF = 32 * 1024
@@ -46,7 +49,6 @@ _PACKAGE = {"go": r"^\s*package\s+(\w+)", "java": r"^\s*package\s+([\w.]+)\s*;"}
 # would read them into the binary.
 _COMPILE_TIME_READ = {"go": re.compile(rb'//\s*go:embed|^\s*(?:import\s*\(?)?\s*"C"\s*$', re.M),
                       "rust": re.compile(rb"\binclude(?:_str|_bytes)?\s*!")}  # fmt: skip
-_DEP_KEYS = {"version", "features", "default-features", "default_features", "optional"}
 
 
 def not_dumpable():
@@ -90,41 +92,6 @@ def read_regular(path):
         return fh.read()
 
 
-def cargo_toml(pristine, agent):
-    """The pristine Cargo.toml with the agent's [dependencies] (plain registry ones only)."""
-    import tomllib
-
-    try:
-        deps = tomllib.loads(agent.decode()).get("dependencies", {})
-        base = tomllib.loads(pristine)
-    except (ValueError, UnicodeDecodeError):
-        return pristine, "unreadable Cargo.toml"
-    merged, bad = dict(base.get("dependencies", {})), []
-    for name, spec in deps.items():
-        ok = isinstance(spec, str) or (isinstance(spec, dict) and set(spec) <= _DEP_KEYS)
-        if ok and re.fullmatch(r"[A-Za-z0-9_-]+", name):
-            merged[name] = spec
-        else:
-            bad.append(name)
-    lines, skip = [], False
-    for line in pristine.splitlines():
-        if line.strip().startswith("["):
-            skip = line.strip() == "[dependencies]"
-        if not skip:
-            lines.append(line)
-    lines.append("\n[dependencies]")
-    for name, spec in merged.items():
-        if isinstance(spec, str):
-            lines.append(f"{name} = {json.dumps(spec)}")
-        else:
-            lines.append(
-                f"{name} = {{ "
-                + ", ".join(f"{k} = {json.dumps(v)}" for k, v in spec.items())
-                + " }"
-            )
-    return "\n".join(lines) + "\n", ("dependencies dropped: " + ", ".join(bad)) if bad else None
-
-
 def bring_over(plan, work):
     language = plan["language"]
     stubs = {
@@ -141,7 +108,7 @@ def bring_over(plan, work):
                 data = read_regular(os.path.join(top, name))
                 if data is not None:
                     with open(os.path.join(work, rel)) as fh:
-                        text, why = cargo_toml(fh.read(), data)
+                        text, why = rust_prep.cargo_toml(fh.read(), data)
                     with open(os.path.join(work, rel), "w") as fh:
                         fh.write(text)
                     if why:
@@ -258,7 +225,7 @@ def build_phase(plan, work):
     started = time.monotonic()
     code = go_package_alone(work, env) if plan["language"] == "go" else 0
     if plan.get("forbid_unsafe"):
-        forbid_unsafe(work)
+        rust_prep.forbid_unsafe(work)
     if code == 0:
         proc = subprocess.run(["/bin/sh", "-c", plan["build"]], cwd=work, env=env,
                               stdin=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
@@ -274,28 +241,10 @@ def build_phase(plan, work):
         for line in found.stdout.splitlines():
             print(f"\n>>>>> dgm judge: build evidence: {line}", flush=True)
     if code == 0 and plan["language"] == "rust":
-        code = copy_rust_tests(work)
-        copy_rust_fixtures(work)
+        code = rust_prep.copy_rust_tests(work)
+        rust_prep.copy_rust_fixtures(work)
     print(f"\n>>>>> dgm judge: build exited {code} after {time.monotonic() - started:.3f} s",
           flush=True)  # fmt: skip
-
-
-FORBID_UNSAFE = b"#![forbid(unsafe_code)] "
-
-
-def forbid_unsafe(work):
-    """The crate root under `#![forbid(unsafe_code)]` (no `#[allow]` lifts it, it covers
-    the crate's own macro expansions): the attribute on the root's first line, so that
-    the other lines keep their numbers and the file's own inner attributes and `//!`
-    comments (inner attributes too) still follow it."""
-    root = os.path.join(work, "src", "lib.rs")
-    if not os.path.isfile(root):
-        return
-    with open(root, "rb") as fh:
-        data = fh.read()
-    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
-    with open(root, "wb") as fh:
-        fh.write(bom + FORBID_UNSAFE + data[len(bom) :])
 
 
 _UNDEFINED = re.compile(r"^\S+\.go:\d+:\d+: undefined: (\w+)$")
@@ -327,48 +276,6 @@ def go_package_alone(work, env):
     sys.stdout.write(proc.stdout + proc.stderr)
     note("the package does not build without its test files (go build ./...)")
     return proc.returncode or 1
-
-
-def copy_rust_fixtures(work):
-    """Rust tests that build fixture crates at run time (macros' compile-fail cases in
-    `tests/invalid/`) need the crate and those fixtures: the tree goes over without
-    `target/` and without the test sources (`tests/*.rs`), which are all the answers."""
-    tests = os.path.join(work, "tests")
-    if not os.path.isdir(tests) or not any(
-        os.path.isdir(os.path.join(tests, n)) for n in os.listdir(tests)
-    ):
-        return
-
-    def skip(folder, names):
-        top = os.path.abspath(folder)
-        return [n for n in names
-                if (top == work and n == "target")
-                or (top == tests and n.endswith(".rs"))]  # fmt: skip
-
-    shutil.copytree(work, "/out/tree", symlinks=False, ignore=skip)
-
-
-def copy_rust_tests(work):
-    """The test executables cargo reported (its JSON messages) into /out/rust."""
-    os.makedirs("/out/rust", exist_ok=True)
-    count = 0
-    with open("/out/cargo.json", "rb") as fh:
-        for raw in fh:
-            try:
-                msg = json.loads(raw)
-            except ValueError:
-                continue
-            exe = msg.get("executable") if isinstance(msg, dict) else None
-            if not exe or not (msg.get("profile") or {}).get("test"):
-                continue
-            real = os.path.realpath(exe)
-            if not real.startswith(os.path.join(work, "target") + "/"):
-                continue
-            count += 1
-            shutil.copyfile(real, f"/out/rust/t{count}")
-            os.chmod(f"/out/rust/t{count}", 0o755)
-    os.unlink("/out/cargo.json")
-    return 0 if count else 1
 
 
 def main():
