@@ -30,7 +30,7 @@ from dgm.benchmarks.swebench import copies as swe_copies
 from dgm.benchmarks.swebench import copy_names as swe_names
 from dgm.benchmarks.swebench import copy_plan as swe_copy_plan
 from dgm.benchmarks.swebench import guard as swe_guard
-from dgm.benchmarks.swebench import steps
+from dgm.benchmarks.swebench import setup_audit, steps
 from dgm.benchmarks.swebench import stream as swe_stream
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
@@ -86,6 +86,7 @@ def judge_swebench(
         plan: swe_copy_plan.CopyPlan | None = None
         canaries: swe_guard.Canaries | None = None
         runs: list[Any] = []  # each step's ExecResult, in order
+        audit: setup_audit.Audit | None = None
         plugins: list[str] = []
         with open_sandbox(spec, backend) as box:
             result = junit = None
@@ -106,11 +107,14 @@ def judge_swebench(
                 (stage / "tests.sh").write_text(
                     steps.tests_script(str(meta["eval_script"]), report_dir, pytest, plugins, nonce)
                 )
-                (stage / "setup-run.sh").write_text(steps.wrapped("setup.sh"))
+                (stage / "setup-run.sh").write_text(setup_audit.script("setup.sh"))
                 (stage / "tests-run.sh").write_text(steps.wrapped("tests.sh"))
                 readable_by_sandbox(stage)
                 setup = box.exec(["/bin/bash", "/stage/setup-run.sh"], timeout=task.test_timeout_s)
                 runs.append(setup)
+                if not setup.timed_out:  # a setup cut at its limit is not resolved anyway
+                    audit = setup_audit.audit(setup.output, swe_guard.runner_files(command),
+                                              str(meta.get("repo", "")))  # fmt: skip
                 result = box.exec(["/bin/bash", "/stage/tests-run.sh"], timeout=task.test_timeout_s)
                 runs.append(result)
                 complete = not result.truncated
@@ -121,7 +125,7 @@ def judge_swebench(
         log_path = Path(tmp) / "test_output.txt"
         log_path.write_text(log)
         checked = (nonce, complete) if nonce else None
-        verdict = grade(task, log_path, junit if pytest else None, canaries, plan, checked)
+        verdict = grade(task, log_path, junit if pytest else None, canaries, plan, checked, audit)
     details = dict(verdict.details)
     if dropped:
         details["dropped_hunks"] = dropped
@@ -275,10 +279,11 @@ def node_id(file: str, classname: str, name: str) -> str:
 def grade(
     task: Task, log_path: Path, junit: dict[str, str] | None,
     canaries: swe_guard.Canaries | None, plan: swe_copy_plan.CopyPlan | None = None,
-    streamed: tuple[str, bool] | None = None,
+    streamed: tuple[str, bool] | None = None, audit: setup_audit.Audit | None = None,
 ) -> Verdict:  # fmt: skip
-    """The official grading on the combined per-test statuses, with the canary checks and
-    (`streamed`: the run's nonce, whether its output is whole) the result stream's."""
+    """The official grading on the combined per-test statuses, with the canary checks,
+    (`streamed`: the run's nonce, whether its output is whole) the result stream's and
+    (`audit`) the setup step's."""
     from swebench.harness.constants import ResolvedStatus
     from swebench.harness.grading import (
         EvalType,
@@ -311,6 +316,9 @@ def grade(
     report = get_eval_tests_report(tests, gold, eval_type=EvalType(spec.eval_type))
     resolved = get_resolution_status(report) == ResolvedStatus.FULL.value
     evidence = _tamper_evidence(canaries, status_map, junit, tests, gold)
+    if audit is not None:  # first: planted start-up code explains whatever follows
+        details["setup_audit"] = audit.note()
+        evidence = f"setup: {audit.evidence}" if audit.evidence else evidence
     details |= {"resolution": get_resolution_status(report), "report": report}
     if canaries is not None:
         details["canaries"] = [canaries.must_pass, canaries.must_fail]
