@@ -33,8 +33,9 @@ CAP = 500  # lines of the after-block's listing; more is evidence
 ENVS = "/opt/miniconda3"
 # start-up files and scripts a reinstall rewrites (same name, same content)
 _BEFORE = (
-    f"/usr/bin/find {ENVS} \\( -path '*/site-packages/*.pth' -o -path '*/site-packages/__editable__*'"
-    f" -o -path '*/site-packages/*.egg-link' -o -path '{ENVS}/bin/*' -o -path '{ENVS}/envs/*/bin/*'"
+    f"/usr/bin/find {ENVS} \\( -path '*/site-packages/*.pth'"
+    " -o -path '*/site-packages/__editable__*' -o -path '*/site-packages/*.egg-link'"
+    f" -o -path '{ENVS}/bin/*' -o -path '{ENVS}/envs/*/bin/*'"
     " -o -path '*.dist-info/entry_points.txt' \\) -type f -exec /usr/bin/sha256sum {} + 2>/dev/null"
 )
 # mounts not scanned: the kernel's, the scratch /tmp, the judge's read-only stage
