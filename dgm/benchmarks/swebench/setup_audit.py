@@ -46,7 +46,7 @@ _PRUNE = (
     " -o -name '*.egg-info' -o -name .eggs \\) -prune -o"
     # a folder this user can neither list nor enter, unchanged since the start, holds
     # nothing the setup made (the image's /root, /etc/ssl/private); one it changed is listed
-    " \\( -type d ! -readable ! -executable ! -newerct \"@$S\" \\) -prune -o"
+    ' \\( -type d ! -readable ! -executable ! -newerct "@$S" \\) -prune -o'
 )
 _SCRIPT = f"""cd {REPO_DIR} || exit 90
 S=$(/usr/bin/date +%s.%N)
@@ -168,8 +168,10 @@ def _why(tag: str, path: str, before: set[tuple[str, str, str]], runner_files: s
     if path.startswith(REPO_DIR + "/"):
         reason = swe_guard.protected_reason(path[len(REPO_DIR) + 1 :], runner_files, repo)
         return f"the setup step changed {path} ({reason})" if reason else None
-    if tag.startswith("F ") and p.name != "entry_points.txt" and any(
-        q.endswith(".dist-info") for q in p.parts[:-1]
+    if (
+        tag.startswith("F ")
+        and p.name != "entry_points.txt"
+        and any(q.endswith(".dist-info") for q in p.parts[:-1])
     ):
         return None  # an installed distribution's metadata (its entry points are not)
     sort = kind(path)

@@ -8,7 +8,8 @@ runs pytest's hooks. What the host refuses, as tampering with the evidence:
 - `os.fork()` while pytest collected the tests, from anything but the standard library's
   process modules (the package forked at import);
 - a test the stream saw fail that the log or the JUnit report call passed, or one the
-  log calls passed that a whole stream never saw;
+  log calls passed that a stream which ended never saw (none of them, when its fd was
+  blinded);
 - a JUnit report from a session whose end the stream never saw (its pytest did not
   finish the way it started);
 - what the plugin found in pytest itself: the internals a report passes through rebound
@@ -120,14 +121,10 @@ def evidence(
     seen: dict[str, str] = {}
     for tests in records.tests.values():
         seen |= tests
-    whole = (
-        complete
-        and bool(records.ends)
-        and all(records.counted.get(p, 0) == n for p, n in records.ends.items())
-    )
-    # a stream that names none of the claimed tests is one this pytest formats
-    # differently, not proof: then only a test it saw fail counts
-    whole = whole and any(relevant(k) and k in seen for st in claims.values() for k in st)
+    # the session ended as it started and the output was not cut: every test the log
+    # passes has its line, whatever the `end` line counts (code in the process can
+    # write a forged `end` and blind the plugin's fd after it: red team round eight A3)
+    ended = complete and bool(records.ends)
     claims_pass = False
     for source, statuses in claims.items():
         for key, status in statuses.items():
@@ -139,7 +136,7 @@ def evidence(
                 return f"{source} says {key} {status}, the judge's stream saw it {streamed}"
             # the log's ids are the stream's (both cwd-relative node ids); the report's
             # are rebuilt from xunit attributes, so only a seen failure counts there
-            if streamed is None and whole and source == "log":
+            if streamed is None and ended and source == "log":
                 return f"{source} says {key} {status}, the judge's stream never saw it run"
     if complete and claims_pass and "report" in claims and not records.ends:
         return "the JUnit report is from a pytest session the judge's stream never saw end"
