@@ -25,20 +25,37 @@ REINSTALL = [f"F {h} {p}" for p, h in BEFORE.items() if "distutils" not in p] + 
 M = setup_audit.MARK
 
 
+PATCHED = "/testbed/src/flask/app.py"
+
+
 def _output(after: list[str], before: dict[str, str] = BEFORE, noise: str = "") -> str:
-    """The wrapper's output: the before-block, the setup's own output, the after-block."""
+    """The setup exec's output (its before-block, the setup's own output) and the audit
+    exec's, joined by a form feed."""
     hashes = [f"{h}  {p}" for p, h in before.items()]
-    return "\n".join([f"{M} before-begin", *hashes, f"{M} before-end",
-                      "+ python -m pip install -e .", noise, f"{M} after-begin", *after,
-                      f"{M} after-end {len(after)} 0", ""])  # fmt: skip
+    setup = [
+        f"{M} before-begin 1764756000.123456789",
+        *hashes,
+        f"P {PATCHED}",
+        f"{M} before-end",
+        "+ python -m pip install -e .",
+        "",
+    ]
+    listing = [noise, f"{M} after-begin", f"P {PATCHED}", *after,
+               f"{M} after-end {len(after)} 0", ""]  # fmt: skip
+    return "\n".join(setup) + "\f" + "\n".join(listing)
+
+
+def _audit(output: str) -> setup_audit.Audit:
+    setup, _, listing = output.partition("\f")
+    return setup_audit.audit(setup, listing, set(), "pallets/flask")
 
 
 def _evidence(output: str) -> str | None:
-    return setup_audit.audit(output, set(), "pallets/flask").evidence
+    return _audit(output).evidence
 
 
 def test_a_legit_reinstall_is_no_evidence() -> None:
-    audit = setup_audit.audit(_output(REINSTALL), set(), "pallets/flask")
+    audit = _audit(_output(REINSTALL))
     assert audit.evidence is None and len(audit.changed) == len(REINSTALL)
     # the package's own files, even new ones: the patch could have written them itself
     assert _evidence(_output(REINSTALL + [f"F {'6' * 64} /testbed/src/flask/extra.py"])) is None
@@ -76,31 +93,56 @@ def test_only_the_last_after_block_counts() -> None:
     planted = REINSTALL + [f"F {'7' * 64} {SITE}/rt8_boot.pth"]
     evidence = _evidence(_output(planted, noise=fake))
     assert evidence is not None and "rt8_boot.pth" in evidence
-    # and a block printed after the real before-block cannot widen what was there before
-    forged_before = f"{M} before-begin\n{'7' * 64}  {SITE}/rt8_boot.pth\n{M} before-end"
-    assert _evidence(_output(planted, noise=forged_before)) is not None
+    # and a before-block printed by the setup's code cannot widen what was there before
+    forged = f"{M} before-begin 1\n{'7' * 64}  {SITE}/rt8_boot.pth\n{M} before-end\n"
+    setup, _, listing = _output(planted).partition("\f")
+    widened = setup.replace("+ python -m pip install -e .", forged)
+    assert setup_audit.audit(widened, listing, set(), "").evidence is not None
+
+
+def test_a_file_of_the_patch_moved_or_rewritten_is_evidence() -> None:
+    """A folder of the patch renamed into the env keeps its files' old ctimes: the file
+    is gone from the repository, or (put back) listed as changed."""
+    gone = _output(REINSTALL).replace(f"after-begin\nP {PATCHED}", "after-begin")
+    assert "moved /testbed/src/flask/app.py" in str(_evidence(gone))
+    back = _output(REINSTALL + [f"F {'6' * 64} {PATCHED}"])
+    assert "rewrote /testbed/src/flask/app.py" in str(_evidence(back))
+    patch = ("diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n"
+             "@@ -1 +1 @@\n-x\n+y\n"
+             "diff --git a/src/b.py b/src/b.py\ndeleted file mode 100644\n--- a/src/b.py\n"
+             "+++ /dev/null\n@@ -1 +0,0 @@\n-x\n")  # fmt: skip
+    assert setup_audit.patched_files(patch) == ["src/a.py"]
+    script = setup_audit.setup_script("setup.sh", ["src/a b.py"])
+    assert "[ -e '/testbed/src/a b.py' ] && echo 'P /testbed/src/a b.py'" in script
 
 
 @pytest.mark.parametrize(
     "cut",
-    [lambda out: out.rsplit(f"{M} after-end", 1)[0],  # the wrapper never finished
+    [lambda out: out.rsplit(f"{M} after-end", 1)[0],  # the audit never finished
      lambda out: out.split(f"{M} before-end", 1)[1],  # no before-block
+     lambda out: out.split("\f", 1)[0] + "\f",  # no audit exec
      lambda out: out.replace(f"after-end {len(REINSTALL)} 0", f"after-end {setup_audit.CAP + 1} 0"),
      lambda out: out.replace(f"after-end {len(REINSTALL)} 0", f"after-end {len(REINSTALL)} 1"),
      lambda out: ""],
-    ids=["no-end", "no-before", "truncated", "odd-name", "empty"],
+    ids=["no-end", "no-before", "no-audit-exec", "truncated", "odd-name", "empty"],
 )  # fmt: skip
 def test_a_missing_or_cut_audit_is_evidence(cut: Callable[[str], str]) -> None:
     assert _evidence(cut(_output(REINSTALL))) is not None
 
 
-def test_the_wrapper_is_bash_and_runs_only_the_images_tools() -> None:
-    script = setup_audit.script("setup.sh")
-    subprocess.run(["bash", "-n"], input=script, text=True, check=True)
-    assert "/bin/bash /stage/setup.sh\nkill -9 -1" in script
-    tools = {w for line in script.splitlines() for w in line.split() if w.startswith("/usr/")}
-    assert tools <= {"/usr/bin/date", "/usr/bin/find", "/usr/bin/sha256sum", "/usr/bin/mktemp",
-                     "/usr/bin/head"}, tools  # fmt: skip
+def test_the_scripts_are_bash_and_run_only_the_images_tools() -> None:
+    setup = setup_audit.setup_script("setup.sh", ["src/flask/app.py"])
+    listing = setup_audit.audit_script("1764756000.123456789", ["src/flask/app.py"])
+    assert "/bin/bash /stage/setup.sh\nkill -9 -1" in setup
+    assert listing.startswith("cd / || exit 90\nkill -9 -1")
+    for script in (setup, listing):
+        subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+        tools = {w for ln in script.splitlines() for w in ln.split() if w.startswith("/usr/")}
+        assert tools <= {"/usr/bin/date", "/usr/bin/find", "/usr/bin/sha256sum",
+                         "/usr/bin/mktemp", "/usr/bin/head"}, tools  # fmt: skip
+    assert setup_audit.start(f"x\n{M} before-begin 17.5\n{M} before-begin 18.5\n") == "17.5"
+    with pytest.raises(ValueError):
+        setup_audit.audit_script("1; rm -rf /", [])
 
 
 def test_the_setup_step_no_longer_writes_the_home_gitconfig() -> None:

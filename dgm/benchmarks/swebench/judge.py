@@ -86,6 +86,7 @@ def judge_swebench(
         plan: swe_copy_plan.CopyPlan | None = None
         canaries: swe_guard.Canaries | None = None
         runs: list[Any] = []  # each step's ExecResult, in order
+        patched = setup_audit.patched_files(kept)
         audit: setup_audit.Audit | None = None
         plugins: list[str] = []
         with open_sandbox(spec, backend) as box:
@@ -107,14 +108,13 @@ def judge_swebench(
                 (stage / "tests.sh").write_text(
                     steps.tests_script(str(meta["eval_script"]), report_dir, pytest, plugins, nonce)
                 )
-                (stage / "setup-run.sh").write_text(setup_audit.script("setup.sh"))
+                (stage / "setup-run.sh").write_text(setup_audit.setup_script("setup.sh", patched))
                 (stage / "tests-run.sh").write_text(steps.wrapped("tests.sh"))
                 readable_by_sandbox(stage)
                 setup = box.exec(["/bin/bash", "/stage/setup-run.sh"], timeout=task.test_timeout_s)
                 runs.append(setup)
                 if not setup.timed_out:  # a setup cut at its limit is not resolved anyway
-                    audit = setup_audit.audit(setup.output, swe_guard.runner_files(command),
-                                              str(meta.get("repo", "")))  # fmt: skip
+                    audit = _audit(box, stage, task, setup.output, patched, command)
                 result = box.exec(["/bin/bash", "/stage/tests-run.sh"], timeout=task.test_timeout_s)
                 runs.append(result)
                 complete = not result.truncated
@@ -151,6 +151,19 @@ def judge_swebench(
         ),
         log,
     )
+
+
+def _audit(box: Any, stage: Path, task: Task, setup_output: str, patched: list[str],
+           command: str) -> setup_audit.Audit:  # fmt: skip
+    """The setup step's audit, in an exec of its own: nothing of the patch runs in it."""
+    started = setup_audit.start(setup_output)
+    listing = ""
+    if started:
+        (stage / "audit.sh").write_text(setup_audit.audit_script(started, patched))
+        readable_by_sandbox(stage)
+        listing = box.exec(["/bin/bash", "/stage/audit.sh"], timeout=task.test_timeout_s).output
+    repo = str(task.meta.get("repo", ""))
+    return setup_audit.audit(setup_output, listing, swe_guard.runner_files(command), repo)
 
 
 def _prepared(box: Any, tmp: Path, files: list[str]) -> tuple[dict[str, str | None], list[str]]:

@@ -3,17 +3,19 @@
 The setup step runs code of the patch (a build backend imports the package for its
 version), which could plant start-up code for the tests step (a `.pth` in the env, a
 `.pyc` beside a test) that runs before the judge's stream plugin loads (red team round
-eight P). The wrapper (`script`) prints, before any code of the patch runs, the hashes of
-the files a legit reinstall rewrites with identical content; runs the setup; kills every
-process it left; deletes every `.pyc` made since it started (Python makes them again);
-then lists every file changed since it started. Only the image's own tools are used, by
-absolute path: the patch can put things on the env's PATH, not in /usr/bin (the dgm
-images run the judge as a user that does not own them).
+eight P). The setup exec (`setup_script`) prints, before any code of the patch runs, its
+start time, the hashes of the files a legit reinstall rewrites with identical content
+and which of the patch's files exist; runs the setup; kills every process it left. An
+exec of its own (`audit_script`: no process of the patch is its ancestor or left to
+write into it) deletes every `.pyc` made since the start (Python makes them again; one
+planted is loaded instead of the source), then lists every file changed since. Only the
+image's own tools run, by absolute path: the patch can put things on the env's PATH, not
+in /usr/bin (the dgm images run the judge as a user that does not own it).
 
-The host (`evidence`) reads the first before-block (nothing of the patch has run yet)
-and the last after-block (nothing of the patch runs after the kill; an earlier one may
-be its forgery). Evidence: a changed file under /testbed the patch could not have
-changed itself (`guard.protected_reason`), a new or changed file anywhere else but a
+The host (`audit`) reads the setup exec's first before-block and the audit exec's last
+block. Evidence: a changed file under /testbed the patch could not have changed itself
+(`guard.protected_reason`), a file of the patch moved or rewritten (a folder renamed
+into the env keeps its files' ctimes), a new or changed file anywhere else but a
 dist-info's metadata or a rewrite of the same kind, name and content as one before, an
 unreadable or odd path, a listing cut at its cap, a missing or garbled block.
 """
@@ -21,6 +23,7 @@ unreadable or odd path, a listing cut at its cap, a missing or garbled block.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -48,13 +51,18 @@ _PRUNE = (
     # nothing the setup made (the image's /root, /etc/ssl/private); one it changed is listed
     ' \\( -type d ! -readable ! -executable ! -newerct "@$S" \\) -prune -o'
 )
-_SCRIPT = f"""cd {REPO_DIR} || exit 90
+_SETUP = f"""cd {REPO_DIR} || exit 90
 S=$(/usr/bin/date +%s.%N)
-echo '{MARK} before-begin'
+echo "{MARK} before-begin $S"
 {_BEFORE}
-echo '{MARK} before-end'
+@PATCHED@echo '{MARK} before-end'
 /bin/bash /stage/@SCRIPT@
 kill -9 -1 2>/dev/null
+exit 0
+"""
+_AUDIT = f"""cd / || exit 90
+kill -9 -1 2>/dev/null
+S=@START@
 roots=(/)
 while read -r _ _ _ _ m _; do
   case $m in /|{_SKIP_MOUNTS}) ;; *) roots+=("$m") ;; esac
@@ -63,7 +71,7 @@ done < /proc/self/mountinfo
 E=$(/usr/bin/mktemp)
 n=0; odd=0
 echo '{MARK} after-begin'
-while IFS= read -r -d '' p; do
+@PATCHED@while IFS= read -r -d '' p; do
   n=$((n + 1)); [ $n -gt {CAP} ] && break
   case $p in *[$'\\n\\r']*) odd=1; continue ;; esac
   if [ -L "$p" ]; then echo "L $p"
@@ -75,14 +83,46 @@ while IFS= read -r line; do echo "E ${{line//[^[:print:]]/?}}"; done < <(/usr/bi
 echo "{MARK} after-end $n $odd"
 exit 0
 """
+_START = re.compile(rf"^{re.escape(MARK)} before-begin (\d+\.\d+)$")
 _HASH = re.compile(r"^([0-9a-f]{64})  (/.*)$")
-_ENTRY = re.compile(r"^(F [0-9a-f]{64}|[LUOE]) (.+)$")
+_ENTRY = re.compile(r"^(F [0-9a-f]{64}|[LUOEP]) (.+)$")
 _END = re.compile(rf"^{re.escape(MARK)} after-end (\d+) ([01])$")
 
 
-def script(setup: str) -> str:
-    """The wrapper of the staged setup script `setup` (a file name under /stage)."""
-    return _SCRIPT.replace("@SCRIPT@", setup)
+def _present(patched: list[str]) -> str:
+    """Lines printing `P <path>` for each file of the patch that exists."""
+    paths = [f"{REPO_DIR}/{p}" for p in patched if p.isprintable()]
+    return "".join(f"[ -e {shlex.quote(p)} ] && echo {shlex.quote('P ' + p)}\n" for p in paths)
+
+
+def patched_files(patch: str) -> list[str]:
+    """The files the (kept) patch leaves in the repository."""
+    return [paths[1] for paths, text in swe_guard.split_patch(patch)
+            if len(paths) > 1 and "\ndeleted file mode" not in text]  # fmt: skip
+
+
+def setup_script(setup: str, patched: list[str]) -> str:
+    """The setup exec: the before-block (the start time, the hashes, which of the patch's
+    files exist), then the staged setup script `setup`, then every process killed."""
+    return _SETUP.replace("@PATCHED@", _present(patched)).replace("@SCRIPT@", setup)
+
+
+def start(setup_output: str) -> str | None:
+    """The start time the setup exec printed first (before any code of the patch ran)."""
+    for line in setup_output.splitlines():
+        if line.startswith(f"{MARK} before-begin"):
+            match = _START.match(line)
+            return match.group(1) if match else None
+    return None
+
+
+def audit_script(started: str, patched: list[str]) -> str:
+    """The audit exec, after the setup's (nothing of the patch runs: the setup killed
+    every process it left, the backend again, and this once more): pycs made since
+    `started` deleted, then which of the patch's files exist, and every changed file."""
+    if not _START.match(f"{MARK} before-begin {started}"):
+        raise ValueError(f"not a start time: {started!r}")
+    return _AUDIT.replace("@START@", started).replace("@PATCHED@", _present(patched))
 
 
 def kind(path: str) -> str | None:
@@ -111,26 +151,34 @@ class Audit:
                 "evidence": self.evidence}  # fmt: skip
 
 
-def _before(lines: list[str]) -> set[tuple[str, str, str]] | None:
-    """(kind, name, sha256) of the first before-block's files, None when it is missing."""
-    try:
-        start = lines.index(f"{MARK} before-begin")
-        end = lines.index(f"{MARK} before-end", start)
-    except ValueError:
+@dataclass
+class _Before:
+    hashes: set[tuple[str, str, str]]  # (kind, name, sha256)
+    present: set[str]  # the patch's files that existed
+
+
+def _before(lines: list[str]) -> _Before | None:
+    """The setup exec's first before-block, None when it is missing."""
+    begin = next((i for i, line in enumerate(lines) if line.startswith(f"{MARK} before-begin")),
+                 None)  # fmt: skip
+    if begin is None or f"{MARK} before-end" not in lines[begin:]:
         return None
-    found: set[tuple[str, str, str]] = set()
-    for line in lines[start + 1 : end]:
+    found = _Before(set(), set())
+    for line in lines[begin + 1 : lines.index(f"{MARK} before-end", begin)]:
         match = _HASH.match(line)
-        if match and kind(match.group(2)):
-            found.add((str(kind(match.group(2))), PurePosixPath(match.group(2)).name,
-                       match.group(1)))  # fmt: skip
+        sort = kind(match.group(2)) if match else None
+        if match and sort:
+            found.hashes.add((sort, PurePosixPath(match.group(2)).name, match.group(1)))
+        if line.startswith("P /"):
+            found.present.add(line[2:])
     return found
 
 
-def audit(output: str, runner_files: set[str], repo: str = "") -> Audit:
-    """The setup step's output (the wrapper's) read as hostile input."""
-    lines = output.splitlines()
-    before = _before(lines)
+def audit(setup_output: str, audit_output: str, runner_files: set[str],
+          repo: str = "") -> Audit:  # fmt: skip
+    """The setup exec's and the audit exec's outputs, read as hostile input."""
+    before = _before(setup_output.splitlines())
+    lines = audit_output.splitlines()
     ends = [i for i, line in enumerate(lines) if _END.match(line)]
     begins = [i for i, line in enumerate(lines[: ends[-1]] if ends else []) if
               line == f"{MARK} after-begin"]  # fmt: skip
@@ -138,18 +186,25 @@ def audit(output: str, runner_files: set[str], repo: str = "") -> Audit:
         return Audit("the setup step's audit is missing (its output was cut or forged)")
     end = _END.match(lines[ends[-1]])
     assert end is not None
-    entries = lines[begins[-1] + 1 : ends[-1]]
     changed: list[str] = []
+    present: set[str] = set()
     found: str | None = None
-    for line in entries:
+    for line in lines[begins[-1] + 1 : ends[-1]]:
         match = _ENTRY.match(line)
         if not match:
             found = found or f"a garbled line in the setup step's audit: {line[:200]!r}"
             continue
         tag, path = match.group(1), match.group(2)
+        if tag == "P":
+            present.add(path)
+            continue
         changed += [] if tag == "E" else [path]
-        why = _why(tag, path, before, runner_files, repo)
-        found = found or why
+        if path in before.present:  # moved away and put back: a rename into the env
+            found = found or f"the setup step rewrote {path}, a file of the patch"
+        found = found or _why(tag, path, before.hashes, runner_files, repo)
+    gone = sorted(before.present - present)
+    if gone:  # a folder of the patch's files renamed elsewhere keeps their old ctimes
+        found = found or f"the setup step moved {gone[0]}, a file of the patch"
     if int(end.group(1)) > CAP:
         found = found or f"the setup step changed more than {CAP} files"
     if end.group(2) == "1":
