@@ -271,3 +271,18 @@ def test_an_ended_stream_must_name_each_test_the_log_passes() -> None:
     assert stream.evidence(stream.read(cut, nonce), claims, lambda _k: True, False) is None
     # a test that is not relevant (an inner pytester session's) need not be streamed
     assert stream.evidence(stream.read(cut, nonce), claims, lambda k: k == "t.py::a", True) is None
+
+
+def test_a_parameter_the_options_parser_cuts_is_still_the_streams() -> None:
+    """swebench's parse_log_pytest_options (pydicom, pylint...) cuts an absolute path in
+    a parameter to its last part: the stream's id is matched in that form too."""
+    nonce = "n9"
+    test = "t.py::a[/data/files/x.dcm]"
+    log = (f'@@dgm-stream:{nonce} {{"ev": "start", "pid": 5, "ppid": 1}}\n'
+           f'@@dgm-stream:{nonce} {{"ev": "t", "id": "{test}", "pid": 5, "s": "PASSED"}}\n'
+           f'@@dgm-stream:{nonce} {{"ev": "end", "n": 1, "pid": 5}}\n')  # fmt: skip
+    claims = {"log": {"t.py::a[/x.dcm]": "PASSED"}}
+    assert stream.evidence(stream.read(log, nonce), claims, lambda _k: True, True) is None
+    failed = log.replace('"s": "PASSED"', '"s": "FAILED"')
+    assert "saw it FAILED" in str(stream.evidence(stream.read(failed, nonce), claims,
+                                                  lambda _k: True, True))  # fmt: skip

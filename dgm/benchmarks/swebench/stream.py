@@ -34,6 +34,7 @@ PASSING = ("PASSED", "XFAIL")
 _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
 # forks pytest's own process may make while it collects (subprocess with preexec_fn,
 # a multiprocessing pool a conftest starts)
+_OPTION = re.compile(r"(.*?)\[(.*)\]")
 _STDLIB_FORKS = re.compile(r"(^|/)(subprocess|multiprocessing/[a-z_]+|popen_fork)\.py$")
 
 
@@ -121,6 +122,14 @@ def evidence(
     seen: dict[str, str] = {}
     for tests in records.tests.values():
         seen |= tests
+    cut: dict[str, str] = {}
+    shared = set(records.shared)  # keys two tests cut to: no proof either way
+    for key, status in seen.items():
+        short = _as_options_parser(key)
+        if short != key:
+            shared |= {short} if short in cut else set()
+            cut[short] = status
+    seen = cut | seen
     # the session ended as it started and the output was not cut: every test the log
     # passes has its line, whatever the `end` line counts (code in the process can
     # write a forged `end` and blind the plugin's fd after it: red team round eight A3)
@@ -132,7 +141,7 @@ def evidence(
                 continue
             claims_pass = True
             streamed = seen.get(key)
-            if streamed is not None and streamed not in PASSING and key not in records.shared:
+            if streamed is not None and streamed not in PASSING and key not in shared:
                 return f"{source} says {key} {status}, the judge's stream saw it {streamed}"
             # the log's ids are the stream's (both cwd-relative node ids); the report's
             # are rebuilt from xunit attributes, so only a seen failure counts there
@@ -141,6 +150,18 @@ def evidence(
     if complete and claims_pass and "report" in claims and not records.ends:
         return "the JUnit report is from a pytest session the judge's stream never saw end"
     return None
+
+
+def _as_options_parser(key: str) -> str:
+    """The key as swebench's parse_log_pytest_options writes it: a parameter that is an
+    absolute path cut to its last part."""
+    match = _OPTION.search(key)
+    if not match:
+        return key
+    main, option = match.groups()
+    if option.startswith("/") and not option.startswith("//") and "*" not in option:
+        option = "/" + option.split("/")[-1]
+    return f"{main}[{option}]"
 
 
 def note(records: Records) -> dict[str, Any]:
