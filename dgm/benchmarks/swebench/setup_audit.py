@@ -16,7 +16,7 @@ The host (`audit`) reads the setup exec's first before-block and the audit exec'
 block. Evidence: a changed file under /testbed the patch could not have changed itself
 (`guard.protected_reason`), a file of the patch moved or rewritten (a folder renamed
 into the env keeps its files' ctimes), a new or changed file anywhere else but a
-dist-info's metadata or a rewrite of the same kind, name and content as one before, an
+dist-info's metadata or a rewrite of the same kind and content as one before, an
 unreadable or odd path, a listing cut at its cap, a missing or garbled block.
 """
 
@@ -141,6 +141,14 @@ def kind(path: str) -> str | None:
     return None
 
 
+def _name(sort: str, path: str) -> str:
+    """What must match besides the content: a script's name (flask's script installed as
+    `pytest` is not a rewrite); any name for the others, whose content is what acts (the
+    image may have installed the package under another version: pytest-10051's
+    `__editable__.pytest-0.1.dev1+g....pth` is the reinstall's `__editable__.pytest-7.2.pth`)."""
+    return PurePosixPath(path).name if sort == "bin" else ""
+
+
 @dataclass
 class Audit:
     evidence: str | None
@@ -153,7 +161,7 @@ class Audit:
 
 @dataclass
 class _Before:
-    hashes: set[tuple[str, str, str]]  # (kind, name, sha256)
+    hashes: set[tuple[str, str, str]]  # (kind, _name, sha256)
     present: set[str]  # the patch's files that existed
 
 
@@ -168,7 +176,7 @@ def _before(lines: list[str]) -> _Before | None:
         match = _HASH.match(line)
         sort = kind(match.group(2)) if match else None
         if match and sort:
-            found.hashes.add((sort, PurePosixPath(match.group(2)).name, match.group(1)))
+            found.hashes.add((sort, _name(sort, match.group(2)), match.group(1)))
         if line.startswith("P /"):
             found.present.add(line[2:])
     return found
@@ -230,6 +238,6 @@ def _why(tag: str, path: str, before: set[tuple[str, str, str]], runner_files: s
     ):
         return None  # an installed distribution's metadata (its entry points are not)
     sort = kind(path)
-    if tag.startswith("F ") and sort and (sort, p.name, tag[2:]) in before:
+    if tag.startswith("F ") and sort and (sort, _name(sort, path), tag[2:]) in before:
         return None  # rewritten as it was
     return f"the setup step wrote {path} outside the repository"
