@@ -8,7 +8,8 @@
    script's setup lines; then a script holding only the test command, with (pytest) a
    JUnit report at a path drawn afresh.
 3. After each step that ran code of the patch, every process left in the container is
-   killed; the report is copied out and parsed on the host as hostile input.
+   killed; what the setup step changed is listed by an exec of its own (setup_audit.py);
+   the report is copied out and parsed on the host as hostile input.
 4. Per-test status = the instance's official `log_parser` on the log AND, for pytest,
    the JUnit report: a test passes only when both say so. A must-fail canary that passes,
    or canaries missing while tests report passing, is tampering: never resolved.
