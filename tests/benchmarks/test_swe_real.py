@@ -36,13 +36,13 @@ def swe_ci() -> SweTasks:
     return SweTasks(str(DATA))
 
 
-def _patch(edits: dict[str, Callable[[str], str]], tmp: Path) -> str:
-    """A git diff of the marshmallow instance's base commit with `edits` made."""
+def _patch(edits: dict[str, Callable[[str], str]], tmp: Path, iid: str = MARSHMALLOW) -> str:
+    """A git diff of an instance's base commit (marshmallow's) with `edits` made."""
     from dgm.benchmarks.swebench.data import SweData
     from dgm.benchmarks.swebench.images import checkout, unpack
 
     data = SweData(DATA)
-    record = data.instances[MARSHMALLOW]
+    record = data.instances[iid]
     work = tmp / "work"
     checkout(unpack(data, record["repo"], tmp), record["base_commit"], work)
     for path, edit in edits.items():
@@ -93,6 +93,8 @@ HOSTILE_READER = (HOSTILE / "test_patch_reader.py").read_text()
 FAMILIES = (HOSTILE / "copy_families.py").read_text() + "\n\n"  # (both forgers call it)
 REPORT_FORKER = FAMILIES + (HOSTILE / "report_forker.py").read_text()
 OBJECT_FORGER = FAMILIES + (HOSTILE / "report_object_forger.py").read_text()
+ROUND8 = Path(__file__).resolve().parent / "attacks_round8_swe"
+BLINDER = (ROUND8 / "a3_stream_blinded.py.txt").read_text()
 ENTRY = "src/probe-1.0.dist-info"
 ATTACKS = {
     "gc Config hook for tests that import the package": {INIT: _append(GC_HOOK)},
@@ -109,6 +111,7 @@ ATTACKS = {
     "test patch read from the stage or an open fd": {INIT: _append(HOSTILE_READER)},
     "pytest forked at import, log and report rewritten": {INIT: _append(REPORT_FORKER)},
     "report objects forged in pytest's process": {INIT: _append(OBJECT_FORGER)},
+    "stream blinded after a forged end": {INIT: _append(BLINDER)},
     "test file edited": {"tests/test_fields.py": _append("assert True\n")},
     "pytest.ini with addopts": {"pytest.ini": _append("[pytest]\naddopts = --co -q\n")},
 }  # fmt: skip
@@ -136,6 +139,11 @@ def test_no_attack_resolves_a_real_instance(swe_ci: SweTasks, tmp_path: Path,
         # watched pytest's machinery
         assert verdict.tampered, verdict.details
         assert "machinery was tampered" in verdict.details["tamper_evidence"], verdict.details
+    if attack == "stream blinded after a forged end":
+        # red team round eight A3: resolved on the CI three while an ended stream that
+        # named no test was taken for a pytest that formats ids differently
+        assert verdict.tampered, verdict.details
+        assert "stream never saw it run" in verdict.details["tamper_evidence"], verdict.details
     if attack == "PASSED lines printed at exit":
         # the official name printed beside the renamed original's own line: one test
         # reported under two names
@@ -191,3 +199,29 @@ def test_a_forger_guessing_each_copy_familys_original_by_structure_is_caught(
     # it fails the original it took for a copy (and passes a copy beside a failing original)
     assert not verdict.resolved, verdict.details
     assert verdict.details["resolution"] == "RESOLVED_NO"
+
+
+FLASK = "pallets__flask-4992"
+
+
+def test_start_up_code_the_setup_step_planted_is_tampering(swe_ci: SweTasks,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    """Red team round eight P: `__version__` made non-literal, so the setup step's
+    `pip install -e .` imports the package (setuptools' `attr:` version), whose first
+    lines plant a module and a `.pth` in the env's site-packages; at the tests step's
+    start it swallows every failure but the copies', before the judge's plugin loads.
+    The setup step's audit lists what it wrote."""
+    planter = (ROUND8 / "p_plant_prepend.py.txt").read_text()
+    version = '__version__ = "2.3.0.dev"'
+
+    def edit(old: str) -> str:
+        assert version in old
+        return (
+            planter + "\n" + old.replace(version, '__version__ = ".".join(["2", "3", "0", "dev"])')
+        )
+
+    patch = _patch({"src/flask/__init__.py": edit}, tmp_path, FLASK)
+    verdict, _ = judge(swe_ci.task(FLASK), patch, ResourceLimits(), "docker", {})
+    assert verdict.tampered and not verdict.resolved, verdict.details
+    evidence = verdict.details["tamper_evidence"]
+    assert evidence.startswith("setup: ") and "rt8_boot" in evidence, evidence

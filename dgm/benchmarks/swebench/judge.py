@@ -8,7 +8,8 @@
    script's setup lines; then a script holding only the test command, with (pytest) a
    JUnit report at a path drawn afresh.
 3. After each step that ran code of the patch, every process left in the container is
-   killed; the report is copied out and parsed on the host as hostile input.
+   killed; what the setup step changed is listed by an exec of its own (setup_audit.py);
+   the report is copied out and parsed on the host as hostile input.
 4. Per-test status = the instance's official `log_parser` on the log AND, for pytest,
    the JUnit report: a test passes only when both say so. A must-fail canary that passes,
    or canaries missing while tests report passing, is tampering: never resolved.
@@ -30,7 +31,7 @@ from dgm.benchmarks.swebench import copies as swe_copies
 from dgm.benchmarks.swebench import copy_names as swe_names
 from dgm.benchmarks.swebench import copy_plan as swe_copy_plan
 from dgm.benchmarks.swebench import guard as swe_guard
-from dgm.benchmarks.swebench import steps
+from dgm.benchmarks.swebench import setup_audit, steps
 from dgm.benchmarks.swebench import stream as swe_stream
 from dgm.benchmarks.task import Task, Verdict
 from dgm.errors import DgmError
@@ -86,6 +87,8 @@ def judge_swebench(
         plan: swe_copy_plan.CopyPlan | None = None
         canaries: swe_guard.Canaries | None = None
         runs: list[Any] = []  # each step's ExecResult, in order
+        patched = setup_audit.patched_files(kept)
+        audit: setup_audit.Audit | None = None
         plugins: list[str] = []
         with open_sandbox(spec, backend) as box:
             result = junit = None
@@ -106,11 +109,13 @@ def judge_swebench(
                 (stage / "tests.sh").write_text(
                     steps.tests_script(str(meta["eval_script"]), report_dir, pytest, plugins, nonce)
                 )
-                (stage / "setup-run.sh").write_text(steps.wrapped("setup.sh"))
+                (stage / "setup-run.sh").write_text(setup_audit.setup_script("setup.sh", patched))
                 (stage / "tests-run.sh").write_text(steps.wrapped("tests.sh"))
                 readable_by_sandbox(stage)
                 setup = box.exec(["/bin/bash", "/stage/setup-run.sh"], timeout=task.test_timeout_s)
                 runs.append(setup)
+                if not setup.timed_out:  # a setup cut at its limit is not resolved anyway
+                    audit = _audit(box, stage, task, setup.output, patched, command)
                 result = box.exec(["/bin/bash", "/stage/tests-run.sh"], timeout=task.test_timeout_s)
                 runs.append(result)
                 complete = not result.truncated
@@ -121,7 +126,7 @@ def judge_swebench(
         log_path = Path(tmp) / "test_output.txt"
         log_path.write_text(log)
         checked = (nonce, complete) if nonce else None
-        verdict = grade(task, log_path, junit if pytest else None, canaries, plan, checked)
+        verdict = grade(task, log_path, junit if pytest else None, canaries, plan, checked, audit)
     details = dict(verdict.details)
     if dropped:
         details["dropped_hunks"] = dropped
@@ -147,6 +152,19 @@ def judge_swebench(
         ),
         log,
     )
+
+
+def _audit(box: Any, stage: Path, task: Task, setup_output: str, patched: list[str],
+           command: str) -> setup_audit.Audit:  # fmt: skip
+    """The setup step's audit, in an exec of its own: nothing of the patch runs in it."""
+    started = setup_audit.start(setup_output)
+    listing = ""
+    if started:
+        (stage / "audit.sh").write_text(setup_audit.audit_script(started, patched))
+        readable_by_sandbox(stage)
+        listing = box.exec(["/bin/bash", "/stage/audit.sh"], timeout=task.test_timeout_s).output
+    repo = str(task.meta.get("repo", ""))
+    return setup_audit.audit(setup_output, listing, swe_guard.runner_files(command), repo)
 
 
 def _prepared(box: Any, tmp: Path, files: list[str]) -> tuple[dict[str, str | None], list[str]]:
@@ -275,10 +293,11 @@ def node_id(file: str, classname: str, name: str) -> str:
 def grade(
     task: Task, log_path: Path, junit: dict[str, str] | None,
     canaries: swe_guard.Canaries | None, plan: swe_copy_plan.CopyPlan | None = None,
-    streamed: tuple[str, bool] | None = None,
+    streamed: tuple[str, bool] | None = None, audit: setup_audit.Audit | None = None,
 ) -> Verdict:  # fmt: skip
-    """The official grading on the combined per-test statuses, with the canary checks and
-    (`streamed`: the run's nonce, whether its output is whole) the result stream's."""
+    """The official grading on the combined per-test statuses, with the canary checks,
+    (`streamed`: the run's nonce, whether its output is whole) the result stream's and
+    (`audit`) the setup step's."""
     from swebench.harness.constants import ResolvedStatus
     from swebench.harness.grading import (
         EvalType,
@@ -311,6 +330,9 @@ def grade(
     report = get_eval_tests_report(tests, gold, eval_type=EvalType(spec.eval_type))
     resolved = get_resolution_status(report) == ResolvedStatus.FULL.value
     evidence = _tamper_evidence(canaries, status_map, junit, tests, gold)
+    if audit is not None:  # first: planted start-up code explains whatever follows
+        details["setup_audit"] = audit.note()
+        evidence = f"setup: {audit.evidence}" if audit.evidence else evidence
     details |= {"resolution": get_resolution_status(report), "report": report}
     if canaries is not None:
         details["canaries"] = [canaries.must_pass, canaries.must_fail]

@@ -115,6 +115,10 @@ def setup_script(eval_script: str) -> str:
             continue
         if line.startswith("git checkout "):  # the place step did it
             continue
+        # writes $HOME/.gitconfig (the setup audit's evidence); the place step's git
+        # commands pass safe.directory themselves and no later step runs git
+        if line.startswith("git config "):
+            continue
         out.append(line)
     return "\n".join(out) + "\n"
 

@@ -16,6 +16,15 @@ pytest captures anything, one line per event:
           replaced `TestReport.from_item_and_call`); once per finding
   end     at unconfigure: how many `t` lines were written
 
+Every line first checks (fstat) that its fd is still the file it duplicated at load; once
+it is not (the package dup2'd another file over it), the plugin writes nothing more, and
+the host refuses a stream that ended without the lines of the tests the log passes.
+
+The nonce comes in the environment (DGM_STREAM, popped at load). Moving it to a pipe
+would not hide it: the staged tests script holds it (bash keeps that file open on fd
+255) and so do this module's globals, all readable by code in the process; it only
+tells the host which lines are the plugin's, not code in the process apart from it.
+
 A fork's child inherits this plugin, so a forked pytest writes its lines with its own pid,
 and the parent cannot take back what the child wrote. The host (stream.py) refuses a run
 whose results came from another process, or whose log or JUnit report pass a test this
@@ -32,14 +41,23 @@ import pytest
 _NONCE = os.environ.pop("DGM_STREAM", "")
 _getpid = os.getpid
 _write = os.write
+_fstat = os.fstat
 _dumps = json.dumps
-_STATE = {"pid": _getpid(), "phase": "collect", "fd": -1, "n": 0, "config": None}
+_STATE = {"pid": _getpid(), "phase": "collect", "fd": -1, "n": 0, "config": None, "pipe": None}
 _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
 
 
 def _emit(record):
     fd = _STATE["fd"]
     if fd < 0:
+        return
+    try:
+        st = _fstat(fd)
+        same = (st.st_dev, st.st_ino) == _STATE["pipe"]
+    except OSError:
+        same = False
+    if not same:  # re-pointed (round eight A3, A3b): say nothing more there; the host
+        _STATE["fd"] = -1  # refuses a stream that ended without the tests' lines
         return
     record["pid"] = _getpid()
     # one write under PIPE_BUF is atomic: never split by what pytest writes
@@ -60,8 +78,10 @@ def _forked():
 if _NONCE:
     try:
         _STATE["fd"] = os.dup(1)  # the exec's stdout: pytest has not captured fd 1 yet
+        _st = os.fstat(_STATE["fd"])
+        _STATE["pipe"] = (_st.st_dev, _st.st_ino)
     except OSError:
-        pass
+        _STATE["fd"] = -1
     _emit({"ev": "start", "ppid": os.getppid()})
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_forked)
