@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dgm.benchmarks.swebench import stream
+from dgm.benchmarks.swebench import steps, stream
 from dgm.benchmarks.swebench.judge import parse_junit
 
 ATTACKS = Path(__file__).resolve().parents[2] / "docs" / "red-team" / "2026-12-02" / "attacks"
@@ -286,3 +286,39 @@ def test_a_parameter_the_options_parser_cuts_is_still_the_streams() -> None:
     failed = log.replace('"s": "PASSED"', '"s": "FAILED"')
     assert "saw it FAILED" in str(stream.evidence(stream.read(failed, nonce), claims,
                                                   lambda _k: True, True))  # fmt: skip
+
+
+def test_image_plugins_one_imports_first_are_no_error_under_filterwarnings(
+    tmp_path: Path,
+) -> None:
+    """The judge names the image's plugins with `-p` (autoload is off). Where importing one
+    imports another first (xdist.looponfail's package imports xdist.plugin), pytest warns
+    "already imported so cannot be rewritten", which `filterwarnings = error` made fatal:
+    pylint-8898's gold patch did not resolve. The stream plugin marks them for rewriting
+    before any is imported, as autoload does."""
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "plug" / "__init__.py").write_text("from plug import core\n")
+    (tmp_path / "plug" / "core.py").write_text("def pytest_configure(config):\n    pass\n")
+    (tmp_path / "plug" / "extra.py").write_text("X = 1\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text("def test_one():\n    assert True\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nfilterwarnings = error\n")
+    plugin = tmp_path / "stream"
+    plugin.mkdir()
+    nonce = stream.new_nonce()
+    (plugin / f"{stream.module(nonce)}.py").write_text(stream.plugin_source())
+    options = f"-p {stream.module(nonce)} -p plug.extra -p plug.core"
+    env = {**os.environ, "PYTHONPATH": f"{plugin}:{tmp_path}", "DGM_STREAM": nonce,
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": options}  # fmt: skip
+
+    def run(plugins: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/test_x.py"]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
+                              env=env | {"DGM_PLUGINS": plugins}, timeout=120)  # fmt: skip
+
+    assert run("").returncode != 0  # (the failure this guards against is real)
+    done = run("plug.extra plug.core")
+    assert done.returncode == 0, done.stdout + done.stderr
+    script = steps.tests_script(": '>>>>> Start Test Output'\npytest tests\n", "/tmp/r", True,
+                                ["a.b", "c"], nonce)  # fmt: skip
+    assert "export DGM_PLUGINS='a.b c'" in script  # (what the judge's tests step sets)

@@ -134,6 +134,8 @@ def tests_script(eval_script: str, report_dir: str, pytest: bool,
         options = [f"-p {stream.module(nonce)}"] if nonce else []
         options += [f"--junitxml={report_dir}/report.xml", "-o", "junit_family=xunit1"]
         options += [f"-p {p}" for p in plugins or []]
+        if plugins:  # (for the stream plugin's pytest_addhooks)
+            lines.append(f"export DGM_PLUGINS={shlex.quote(' '.join(plugins))}")
         if nonce:
             lines.append(f"export DGM_STREAM={shlex.quote(nonce)}")
             lines.append(f"export PYTHONPATH=/stage/{stream.DIR}${{PYTHONPATH:+:$PYTHONPATH}}")

@@ -188,6 +188,18 @@ def _status(report):
     return "PASSED"
 
 
+def pytest_addhooks(pluginmanager):
+    """Mark the image's plugins (the judge's `-p` list: autoload is off) for assertion
+    rewriting before any of them is imported, as pytest's autoload does: else one that
+    another imported first (xdist.plugin, through xdist.looponfail's package) warns
+    "already imported", which `filterwarnings = error` makes fatal (pylint-8898's gold
+    patch could not resolve)."""
+    names = [n for n in os.environ.get("DGM_PLUGINS", "").split() if n not in sys.modules]
+    hook = getattr(pluginmanager, "rewrite_hook", None)
+    if names and hasattr(hook, "mark_rewrite"):
+        hook.mark_rewrite(*names)
+
+
 def pytest_configure(config):
     # the first config only: an in-process pytest run by a test (pytester) is not ours
     if _NONCE and _STATE["config"] is None:
