@@ -244,10 +244,11 @@ def test_files_other_rules_give_copies_get_no_flipped_ones() -> None:
     """The fallback is for whole files with no must-fail copy: elsewhere the copies are
     what they were (test_judge_exchangeable's bounds were measured on them)."""
     for language in ("go", "rust"):
-        for _ in range(5):
+        made = []
+        for _ in range(10):  # (a draw may make none: values near a boundary are thrown away)
             _, entries = disguise(language, SAMPLES[language], NameGen())
-            fails = [e.how for e in entries if e.kind == MUST_FAIL]
-            assert fails and not any("inverted" in h or "became" in h for h in fails), fails
+            made += [e.how for e in entries if e.kind == MUST_FAIL]
+        assert made and not any("inverted" in h or "became" in h for h in made), made
 
 
 # -- grading through the mapping -------------------------------------------------------------
