@@ -139,16 +139,23 @@ def scan_cpp(work, solution):
     return sorted(set(found))
 
 
+def cargo_messages(lines):
+    """cargo's JSON messages (dicts) among `lines`; any other line is skipped."""
+    for raw in lines:
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(msg, dict):
+            yield msg
+
+
 def rust_rlibs(work):
     """The solution crate's own rlibs, from cargo's JSON messages (build phase: /out)."""
     rlibs = []
     with open(os.path.join(os.environ.get("DGM_OUT", "/out"), "cargo.json"), "rb") as fh:
-        for raw in fh:
-            try:
-                msg = json.loads(raw)
-            except ValueError:
-                continue
-            target = msg.get("target") if isinstance(msg, dict) else None
+        for msg in cargo_messages(fh):
+            target = msg.get("target")
             if msg.get("reason") != "compiler-artifact" or not isinstance(target, dict):
                 continue
             src = os.path.realpath(str(target.get("src_path", "")))
@@ -185,12 +192,8 @@ def scan_rust_unsafe(work):
 def unsafe_lints(lines):
     """The `unsafe_code` errors among cargo's JSON messages, one line each."""
     found = []
-    for raw in lines:
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            continue
-        diag = msg.get("message") if isinstance(msg, dict) else None
+    for msg in cargo_messages(lines):
+        diag = msg.get("message")
         if not isinstance(diag, dict) or msg.get("reason") != "compiler-message":
             continue
         code, text = (diag.get("code") or {}).get("code"), str(diag.get("message", ""))
