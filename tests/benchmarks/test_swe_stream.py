@@ -42,6 +42,17 @@ def test_forks_a_worker():
 """
 
 
+def stage_plugin(folder: Path) -> str:
+    """The judge's stream plugin and its checks, staged as the judge stages them (the
+    `mark` dating the setup step first); the run's nonce."""
+    folder.mkdir()
+    nonce = stream.new_nonce()
+    (folder / "mark").touch()
+    for name, source in stream.staged(nonce).items():
+        (folder / name).write_text(source)
+    return nonce
+
+
 def _run(
     tmp_path: Path, package: str, tests: str = TESTS
 ) -> tuple[str, dict[str, str], dict[str, str] | None, str]:
@@ -54,14 +65,13 @@ def _run(
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text(tests)
     plugin = tmp_path / "plugin"
-    plugin.mkdir()
-    nonce = stream.new_nonce()
-    (plugin / f"{stream.module(nonce)}.py").write_text(stream.plugin_source())
+    nonce = stage_plugin(plugin)
     report = tmp_path / "report.xml"
     env = {
         **os.environ,
         "PYTHONPATH": f"{plugin}:{tmp_path}",
         "DGM_STREAM": nonce,
+        "DGM_JUDGED": "tests/test_x.py",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTEST_ADDOPTS": f"-p {stream.module(nonce)} --junitxml={report} -o junit_family=xunit1",
     }
@@ -304,9 +314,7 @@ def test_image_plugins_one_imports_first_are_no_error_under_filterwarnings(
     (tmp_path / "tests" / "test_x.py").write_text("def test_one():\n    assert True\n")
     (tmp_path / "pytest.ini").write_text("[pytest]\nfilterwarnings = error\n")
     plugin = tmp_path / "stream"
-    plugin.mkdir()
-    nonce = stream.new_nonce()
-    (plugin / f"{stream.module(nonce)}.py").write_text(stream.plugin_source())
+    nonce = stage_plugin(plugin)
     options = f"-p {stream.module(nonce)} -p plug.extra -p plug.core"
     env = {**os.environ, "PYTHONPATH": f"{plugin}:{tmp_path}", "DGM_STREAM": nonce,
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_ADDOPTS": options}  # fmt: skip

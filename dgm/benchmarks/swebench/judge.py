@@ -67,9 +67,8 @@ def judge_swebench(
         stage.mkdir()
         (stage / "patch.diff").write_text(kept)
         (stage / swe_stream.DIR).mkdir()
-        if nonce:
-            plugin = stage / swe_stream.DIR / f"{swe_stream.module(nonce)}.py"
-            plugin.write_text(swe_stream.plugin_source())
+        for name, source in swe_stream.staged(nonce).items() if nonce else ():
+            (stage / swe_stream.DIR / name).write_text(source)
         (stage / "prepare.sh").write_text(
             steps.prepare_script(kept, str(meta["base_commit"]), files)
         )
@@ -112,6 +111,7 @@ def judge_swebench(
                 (stage / "setup-run.sh").write_text(setup_audit.setup_script("setup.sh", patched))
                 (stage / "tests-run.sh").write_text(steps.wrapped("tests.sh"))
                 readable_by_sandbox(stage)
+                (stage / swe_stream.DIR / "mark").touch()  # dates the setup (stream_checks)
                 setup = box.exec(["/bin/bash", "/stage/setup-run.sh"], timeout=task.test_timeout_s)
                 runs.append(setup)
                 if not setup.timed_out:  # a setup cut at its limit is not resolved anyway

@@ -126,7 +126,8 @@ def setup_script(eval_script: str) -> str:
 def tests_script(eval_script: str, report_dir: str, pytest: bool,
                  plugins: list[str] | None = None, nonce: str | None = None) -> str:  # fmt: skip
     """Only the environment and the test command, with the judge's report options and
-    (with a nonce) its result stream plugin, loaded before anything else pytest loads."""
+    (with a nonce) its result stream plugin, loaded before anything else pytest loads;
+    the plugin compiles the command's test files then (DGM_JUDGED)."""
     head, command = split_eval_script(eval_script)
     lines = ["#!/bin/bash"] + [ln for ln in head if _ENVIRONMENT.match(ln)]
     lines.append(f"mkdir -p {report_dir}")
@@ -137,7 +138,9 @@ def tests_script(eval_script: str, report_dir: str, pytest: bool,
         if plugins:  # (for the stream plugin's pytest_addhooks)
             lines.append(f"export DGM_PLUGINS={shlex.quote(' '.join(plugins))}")
         if nonce:
+            judged = ":".join(swe_guard.test_files(command))
             lines.append(f"export DGM_STREAM={shlex.quote(nonce)}")
+            lines.append(f"export DGM_JUDGED={shlex.quote(judged)}")
             lines.append(f"export PYTHONPATH=/stage/{stream.DIR}${{PYTHONPATH:+:$PYTHONPATH}}")
         lines.append("export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
         lines.append(f"export PYTEST_ADDOPTS={shlex.quote(' '.join(options))}")

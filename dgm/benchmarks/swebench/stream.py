@@ -13,7 +13,11 @@ runs pytest's hooks. What the host refuses, as tampering with the evidence:
 - a JUnit report from a session whose end the stream never saw (its pytest did not
   finish the way it started);
 - what the plugin found in pytest itself: the internals a report passes through rebound
-  after it loaded, or a test whose call raised but whose report says passed.
+  after it loaded, or a test whose call raised but whose report says passed; and what its
+  checks (stream_checks.py) found: a hook implementation, an internal or a trace function
+  whose code no genuine file holds, or, for a test that decides the verdict, a function
+  that is not the code the judge placed, a module whose names were rebound, an xfail no
+  source names.
 
 No stream at all (the plugin did not load) is only noted: the log and report checks
 still apply, and a true fix is never refused for it.
@@ -38,8 +42,13 @@ _OPTION = re.compile(r"(.*?)\[(.*)\]")
 _STDLIB_FORKS = re.compile(r"(^|/)(subprocess|multiprocessing/[a-z_]+|popen_fork)\.py$")
 
 
-def plugin_source() -> str:
-    return (Path(__file__).with_name("stream_plugin.py")).read_text()
+def staged(nonce: str) -> dict[str, str]:
+    """The files the tests step's pytest loads from /stage/stream: the plugin and its
+    checks, each under a name drawn for this run (the plugin finds its siblings by it)."""
+    here = Path(__file__).parent
+    names = {"stream_plugin.py": module(nonce), "stream_checks.py": f"dgm_judge_checks_{nonce[:12]}",
+             "stream_code.py": f"dgm_judge_code_{nonce[:12]}"}  # fmt: skip
+    return {f"{name}.py": (here / source).read_text() for source, name in names.items()}
 
 
 def new_nonce() -> str:
@@ -61,6 +70,8 @@ class Records:
     forks: list[dict[str, Any]] = field(default_factory=list)
     foreign: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)  # `x` lines: pytest's machinery forged
+    test_findings: list[tuple[str, str]] = field(default_factory=list)  # (test id, what)
+    notes: list[str] = field(default_factory=list)
     # keys that more than one test cut to (ids with spaces, reruns): the log keeps the
     # last of them, the stream the worst, so a disagreement there proves nothing
     shared: set[str] = field(default_factory=set)
@@ -80,8 +91,14 @@ def read(log: str, nonce: str) -> Records:
             out.starts.add(pid)
         elif event == "fork":
             out.forks.append(record)
+        elif event == "x" and record.get("id"):
+            test = str(record["id"])
+            key = test.split()[0] if test.strip() else test
+            out.test_findings.append((key, str(record.get("what", ""))[:300]))
         elif event == "x":
             out.findings.append(str(record.get("what", ""))[:300])
+        elif event == "note":
+            out.notes.append(str(record.get("what", ""))[:300])
         elif event == "end":
             out.ends[pid] = int(record.get("n", -1))
         elif event == "t":
@@ -116,6 +133,9 @@ def evidence(
                 f"from the pytest the judge started ({started[0]}): pytest was forked")  # fmt: skip
     if records.findings:
         return f"pytest's own machinery was tampered with: {records.findings[0]}"
+    for key, what in records.test_findings:  # a test that does not decide the verdict: no matter
+        if relevant(key) or relevant(_as_options_parser(key)):
+            return f"the code pytest ran for {key} was tampered with: {what}"
     for fork in records.forks:
         if fork.get("phase") == "collect" and not _STDLIB_FORKS.search(str(fork.get("by"))):
             return f"pytest forked while it collected the tests (os.fork from {fork.get('by')})"
@@ -168,4 +188,6 @@ def note(records: Records) -> dict[str, Any]:
     """What the details keep of the stream (for audits)."""
     return {"started": sorted(records.starts), "ended": sorted(records.ends),
             "tests": sum(records.counted.values()), "forks": records.forks[:5],
-            "findings": records.findings[:5]}  # fmt: skip
+            "findings": records.findings[:5],
+            "test_findings": [f"{k}: {w}" for k, w in records.test_findings[:5]],
+            "notes": records.notes[:3]}  # fmt: skip

@@ -32,6 +32,7 @@ stream saw fail. Code in the same process can still rewrite all of this: see the
 Kept to Python 3.6 syntax, for old instance environments.
 """
 
+import importlib
 import json
 import os
 import sys
@@ -119,10 +120,46 @@ _BOUND = _watched() if _NONCE else []
 _SAID = set()
 
 
-def _finding(what):
-    if what not in _SAID:
-        _SAID.add(what)
-        _emit({"ev": "x", "what": what})
+def _finding(what, test=None):
+    if (what, test) not in _SAID:
+        _SAID.add((what, test))
+        _emit({"ev": "x", "what": what, "id": test} if test else {"ev": "x", "what": what})
+
+
+def _load_checks():
+    """stream_checks.py, staged beside this module: compiled now, before any code of the
+    patch runs in this process. None if it cannot load here (then only the checks of this
+    module are made; never a reason to refuse)."""
+    judged = [p for p in os.environ.pop("DGM_JUDGED", "").split(":") if p]
+    plugins = os.environ.get("DGM_PLUGINS", "").split()
+    mark = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mark")
+    try:
+        module = importlib.import_module(__name__.replace("dgm_judge_stream_", "dgm_judge_checks_"))
+        return module.Checks(judged, plugins, mark)
+    except Exception as error:  # noqa: BLE001
+        _emit({"ev": "note", "what": f"checks unavailable: {type(error).__name__}: {error}"[:300]})
+        return None
+
+
+_CHECKS = _load_checks() if _NONCE and __name__.startswith("dgm_judge_stream_") else None
+if _CHECKS is not None:
+    _settrace = sys.settrace
+
+    def _judged_settrace(func):
+        found = _CHECKS.tracer(func)
+        if found:
+            _finding(found)
+        return _settrace(func)
+
+    sys.settrace = _judged_settrace
+
+
+def _check_process(config):
+    """The hooks and pytest's internals, by provenance (stream_checks)."""
+    if _CHECKS is None:
+        return
+    for found in _CHECKS.hooks(config.pluginmanager) + _CHECKS.internals():
+        _finding(found)
 
 
 def _check_bound():
@@ -148,6 +185,24 @@ class _Stream:
         if report.outcome == "passed" and not hasattr(report, "wasxfail"):
             kind = getattr(call.excinfo, "typename", "an exception")
             _finding(f"{report.nodeid} raised {kind} but its report says passed")
+        elif hasattr(report, "wasxfail") and _CHECKS is not None and _CHECKS.judged(item):
+            found = _CHECKS.xfail_call(call.excinfo)
+            if found:
+                _finding(found, self._shown(item.nodeid))
+
+    def pytest_runtest_call(self, item):
+        if _CHECKS is not None and _CHECKS.judged(item):
+            shown = self._shown(item.nodeid)
+            for found in _CHECKS.test(item):
+                _finding(found, shown)
+        _check_process(self.config)
+        yield
+
+    def _shown(self, nodeid):
+        try:
+            return self.config.cwd_relative_nodeid(nodeid)
+        except Exception:
+            return nodeid
 
     def pytest_collection_finish(self, session):
         _STATE["phase"] = "run"
@@ -160,10 +215,7 @@ class _Stream:
         if report.when != "teardown":
             return
         _check_bound()
-        try:
-            shown = self.config.cwd_relative_nodeid(nodeid)
-        except Exception:
-            shown = nodeid
+        shown = self._shown(nodeid)
         _STATE["n"] += 1
         _emit({"ev": "t", "id": shown, "s": self.status.pop(nodeid, status)})
 
@@ -176,8 +228,13 @@ if hasattr(pytest, "hookimpl"):  # after the terminal reporter wrote its own lin
     _Stream.pytest_runtest_makereport = pytest.hookimpl(hookwrapper=True, tryfirst=True)(
         _Stream.pytest_runtest_makereport
     )
+    # outermost: its checks run before any other implementation sees the call
+    _Stream.pytest_runtest_call = pytest.hookimpl(hookwrapper=True, tryfirst=True)(
+        _Stream.pytest_runtest_call
+    )
 else:
     del _Stream.pytest_runtest_makereport
+    del _Stream.pytest_runtest_call
 
 
 def _status(report):
@@ -210,4 +267,5 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     if config is _STATE["config"]:
         _check_bound()
+        _check_process(config)
         _emit({"ev": "end", "n": _STATE["n"]})

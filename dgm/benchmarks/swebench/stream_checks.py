@@ -1,0 +1,398 @@
+"""What the judge's pytest plugin checks in the code pytest is about to run. Staged beside
+it as `dgm_judge_checks_<nonce>` and imported by it at load; never imported by dgm.
+
+Code of the patch shares pytest's process, so it can rewrite whatever pytest runs. The
+checks make that visible by one rule, *provenance*: a function is genuine when its code
+equals code that a compile of its own file gives, and that file is trusted: the judge's
+own, or outside the repository under test (the standard library, the venv's packages),
+in pytest's, pluggy's or an image plugin's package, or a conftest.py; and unchanged since
+the setup step began (its ctime; the stage's `mark` file dates that). The command's test
+files and the conftest.py files above them are compiled when the plugin loads, before any
+code of the patch has run in this process, so their code is the judge's whatever happens
+to the files later.
+
+- a test (`test`): the function pytest will call for a test of those files has the code
+  placed for that test, in that module (red team round eight A2: the assertion rewriter
+  wrapped; an import hook; a swapped function); its module holds no name its source never
+  binds, and what its own imports and defs bound is still there; an xfail marker only
+  where the source or a conftest names one; `pytest.xfail` called by genuine code only;
+- hooks (`hooks`): every implementation of every hook is genuine (A1: a plugin the
+  package registered at import);
+- internals (`internals`): the functions and classes of pytest, pluggy and the standard
+  modules tests and reports go through are the objects, with the code, they had at load,
+  or genuine replacements (a test's own monkeypatch);
+- tracing (`tracer`): a trace function given to `sys.settrace` is genuine (a tracer can
+  jump over a test's asserts).
+
+A check that cannot be made (a pytest whose rewriter this module cannot call) is
+skipped, never guessed: a true fix must not be refused. Kept to Python 3.6 syntax.
+"""
+
+import importlib
+import os
+import sys
+import types
+
+if __name__.startswith("dgm_judge_checks_"):  # staged: its sibling has the same nonce
+    _code = importlib.import_module(__name__.replace("dgm_judge_checks_", "dgm_judge_code_"))
+else:  # dgm's own tests
+    from dgm.benchmarks.swebench import stream_code as _code
+
+_FUNC = types.FunctionType
+_METHOD = types.MethodType
+_MODULE = types.ModuleType
+_BUILTIN = (
+    types.BuiltinFunctionType,
+    types.BuiltinMethodType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+    types.MethodDescriptorType,
+    types.ClassMethodDescriptorType,
+)
+_stat = os.stat
+_realpath = os.path.realpath
+_dirname = os.path.dirname
+_join = os.path.join
+_isabs = os.path.isabs
+_getattr = getattr
+_isinstance = isinstance
+_type = type
+_id = id
+_SEP = os.sep
+_MODULE_NAMES = {"__name__", "__doc__", "__package__", "__loader__", "__spec__", "__file__",
+                 "__cached__", "__builtins__", "__annotations__", "__path__",
+                 "__warningregistry__"}  # fmt: skip
+# pytest's own modules and the standard ones a test's checks and its report go through
+_WATCH_TOP = ("_pytest", "pluggy", "pytest", "py", "unittest")
+_WATCH_EXACT = ("builtins", "functools", "traceback", "warnings", "contextlib", "ast",
+                "operator", "inspect", "types", "sys", "re", "math")  # fmt: skip
+
+
+class Checks:
+    def __init__(self, judged, plugins, mark):
+        import unittest  # noqa: F401 - loaded now, so its functions are watched from the start
+
+        self.cwd = os.getcwd()
+        self.repo = _realpath(self.cwd) + _SEP
+        self.own = _dirname(_realpath(__file__)) + _SEP  # the judge's stage: read-only
+        self.lib_dirs = []
+        for name in ("_pytest", "pluggy", "pytest"):
+            where = _getattr(sys.modules.get(name), "__file__", None)
+            if where:
+                self.lib_dirs.append(_dirname(_realpath(where)) + _SEP)
+        self.lib_dirs += _plugin_dirs(plugins)
+        rewriting = sys.modules.get("_pytest.assertion.rewrite")
+        self.rewrite = _getattr(rewriting, "rewrite_asserts", None)
+        try:
+            self.since = _stat(mark).st_ctime  # the setup step's start
+        except OSError:
+            self.since = None
+        self.held = {}  # path -> Held, or None (missing, or no Python)
+        self.tests = {}  # path -> Held: the command's test files, compiled now
+        self.seen = {}  # id -> (object, trusted): kept alive, so no id is reused
+        for rel in judged:
+            path = _realpath(_join(self.cwd, rel))
+            held = self._compile(path)
+            if held is not None and not held.partial:
+                self.tests[path] = held
+        for path in list(self.tests):
+            for conftest in self._conftests(path):
+                self._compile(conftest)
+        # each module loaded now, as it was (what a test module's imports must still hold)
+        self.modules = {n: m for n, m in list(sys.modules.items()) if _type(m) is _MODULE}
+        self.spaces = {n: dict(vars(m)) for n, m in self.modules.items()}
+        self.snapshot = _snapshot()
+
+    def _conftests(self, path):
+        folder = _dirname(path)
+        while (folder + _SEP).startswith(self.repo):
+            yield _join(folder, "conftest.py")
+            if _dirname(folder) == folder:
+                break
+            folder = _dirname(folder)
+
+    def _compile(self, path):
+        if path in self.held:
+            return self.held[path]
+        held = None
+        try:
+            with open(path, "rb") as handle:
+                source = handle.read()
+            held = _code.compile_variants(source, path, self.rewrite)
+        except Exception:  # noqa: BLE001 - missing, or not Python: it holds no genuine code
+            pass
+        self.held[path] = held
+        return held
+
+    def _trusted_file(self, path):
+        if path.startswith(self.own):
+            return True
+        inside = path.startswith(self.repo) and "/site-packages/" not in path  # a venv in it
+        if inside and os.path.basename(path) != "conftest.py":
+            if not any(path.startswith(d) for d in self.lib_dirs):
+                return False
+        try:
+            ctime = _stat(path).st_ctime
+        except OSError:
+            return False
+        return self.since is None or ctime <= self.since
+
+    def genuine(self, code):
+        name = code.co_filename
+        path = _realpath(name if _isabs(name) else _join(self.cwd, name))
+        if path not in self.held and not self._trusted_file(path):
+            return False
+        held = self._compile(path)
+        return held is not None and held.has(code)
+
+    def trusted(self, obj):
+        """Whether calling `obj` runs only genuine code (for an object: its class's)."""
+        hit = self.seen.get(_id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        self.seen[_id(obj)] = (obj, True)  # a class whose methods lead back to itself
+        ok = self._trusted(obj)
+        self.seen[_id(obj)] = (obj, ok)
+        return ok
+
+    def _trusted(self, obj):
+        kind = _type(obj)
+        if kind is _FUNC:
+            return self.genuine(obj.__code__)
+        if kind is _METHOD:
+            return self.trusted(obj.__func__)
+        if kind in _BUILTIN or kind is _MODULE:
+            return True
+        if _isinstance(obj, type):
+            for klass in obj.__mro__:
+                for value in list(vars(klass).values()):
+                    inner = _getattr(value, "__func__", value)
+                    if _type(inner) is not _FUNC:
+                        continue
+                    generated = inner.__code__.co_filename.startswith("<")  # dataclasses, attrs
+                    if not generated and not self.genuine(inner.__code__):
+                        return False
+            return True
+        func = _getattr(obj, "func", None)  # functools.partial
+        if func is not None and kind.__module__ == "functools":
+            return self.trusted(func)
+        return self.trusted(kind)
+
+    # -- the checks -------------------------------------------------------------------
+
+    def judged(self, item):
+        return _realpath(str(_getattr(item, "fspath", ""))) in self.tests
+
+    def test(self, item):
+        """Findings on a test of the command's files, before pytest calls it."""
+        path = _realpath(str(_getattr(item, "fspath", "")))
+        held = self.tests.get(path)
+        if held is None:
+            return []
+        found = []
+        qual, name = _qualname(item)
+        func = _test_function(item)
+        if func is not None:
+            func = _getattr(func, "__func__", func)
+            wanted = held.by_qual.get(qual) or held.by_name.get(name)
+            if qual in held.decorated:
+                problem = self._wrapped(func, name, wanted)
+            else:
+                problem = self._placed(func, name, wanted, _getattr(item, "module", None))
+            if problem:
+                found.append(problem)
+        module = _getattr(item, "module", None)
+        if _type(module) is _MODULE:
+            found += self._globals(module, held)
+        if not held.marks_xfail and not self._conftests_mark(path):
+            if any(m == "xfail" for m in _marks(item)):
+                found.append("it carries an xfail marker no source names")
+        return found
+
+    def _placed(self, func, name, wanted, module):
+        if _type(func) is not _FUNC:
+            return f"pytest would call a {_type(func).__name__}, not the test's function"
+        code = func.__code__
+        if wanted:
+            if not any(code == w for w in wanted):
+                return "the function pytest would call is not the code the judge placed"
+            if _type(module) is _MODULE and func.__globals__ is not vars(module):
+                return "its function runs in globals that are not its module's"
+        elif not (code.co_name == name and self.genuine(code)):
+            return "the function pytest would call is no test of a genuine file"
+        return None
+
+    def _wrapped(self, func, name, wanted):
+        for _ in range(8):
+            if _type(func) is _FUNC and func.__code__.co_name == name:
+                if wanted and not any(func.__code__ == w for w in wanted):
+                    return "the function pytest would call is not the code the judge placed"
+                return None
+            if not self.trusted(func):
+                return "its decorator runs code of no genuine file"
+            func = _getattr(func, "__wrapped__", None)
+            if func is None:
+                return None
+        return None
+
+    def _globals(self, module, held):
+        space = vars(module)
+        for key in list(space):
+            if key in _MODULE_NAMES or key.startswith("@py") or key in held.bound:
+                continue
+            if not held.dynamic:
+                return [f"its module holds a name its source never binds: {key}"]
+        # what its imports of modules loaded before any code of the patch bound (a test's
+        # monkeypatch of such a module later changes the module, not these names)
+        for key, (source, attr) in held.imports.items():
+            first = self.spaces.get(source)
+            if key not in space or first is None:
+                continue
+            if attr is None:
+                expected = self.modules[source]
+            elif attr in first:
+                expected = first[attr]
+            else:
+                continue  # a submodule, or a name the module's __getattr__ makes
+            if space[key] is not expected:
+                return [f"its global {key} is not what its `import` bound"]
+        for key in held.defs:
+            value = space.get(key)
+            if _type(value) is _FUNC and not held.has(value.__code__):
+                return [f"its function {key} is not the code its source defines"]
+        return []
+
+    def _conftests_mark(self, path):
+        for conftest in self._conftests(path):
+            held = self.held.get(conftest)
+            if held is not None and held.marks_xfail:
+                return True
+        return False
+
+    def xfail_call(self, excinfo):
+        """A finding if `pytest.xfail()` (or a raised XFailed) came from code of no genuine
+        file: the package under test marking its own failure expected."""
+        tb = _getattr(excinfo, "tb", None)
+        frames = []
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        caller = None
+        for frame in reversed(frames):
+            where = _realpath(frame.f_code.co_filename)
+            if not any(where.startswith(d) for d in self.lib_dirs):
+                caller = frame
+                break
+        if caller is None or self.genuine(caller.f_code):
+            return None
+        return f"pytest.xfail was called from {caller.f_code.co_filename}"
+
+    def hooks(self, pluginmanager):
+        """Findings on the hook implementations registered now."""
+        relay = _getattr(pluginmanager, "hook", None)
+        for name, caller in list(vars(relay).items()) if relay is not None else ():
+            if not self.trusted(_type(caller)):
+                kind = _type(caller).__name__
+                return [f"hook {name} is called through a {kind} of no genuine file"]
+            for impl in _impls(caller):
+                func = _getattr(impl, "function", None)
+                if func is not None and not self.trusted(func):
+                    code = _getattr(_getattr(func, "__func__", func), "__code__", None)
+                    where = _getattr(code, "co_filename", _type(func).__name__)
+                    plugin = _getattr(impl, "plugin_name", "?")
+                    return [f"hook {name} has an implementation from {where} (plugin {plugin})"]
+        return []
+
+    def internals(self):
+        """Findings on the watched modules' functions and classes rebound since load."""
+        for holder, key, value, code in self.snapshot:
+            space = holder if _type(holder) is dict else vars(holder)
+            now = space.get(key, value)
+            inner = _getattr(now, "__func__", now)  # a classmethod's, a staticmethod's
+            if now is value and (code is None or _getattr(inner, "__code__", None) is code):
+                continue
+            if now is not value and self.trusted(now):
+                continue  # a test's own monkeypatch, with genuine code
+            label = space.get("__name__") if _type(holder) is dict else holder.__qualname__
+            return [f"{label}.{key} was replaced after the judge's plugin loaded"]
+        return []
+
+    def tracer(self, func):
+        """A finding if `func`, given to sys.settrace, runs code of no genuine file."""
+        if func is None or self.trusted(func):
+            return None
+        code = _getattr(_getattr(func, "__func__", func), "__code__", None)
+        return f"a trace function from {_getattr(code, 'co_filename', '?')} was set"
+
+
+def _snapshot():
+    """(namespace, name, value, its code) for the functions and classes of the watched
+    modules, and for the functions of those classes."""
+    out = []
+    for name, mod in list(sys.modules.items()):
+        if _type(mod) is not _MODULE:
+            continue
+        if name not in _WATCH_EXACT and name.split(".")[0] not in _WATCH_TOP:
+            continue
+        space = vars(mod)
+        for key, value in list(space.items()):
+            kind = _type(value)
+            if kind is _FUNC or kind in _BUILTIN or _isinstance(value, type):
+                out.append((space, key, value, _getattr(value, "__code__", None)))
+            if _isinstance(value, type) and _getattr(value, "__module__", None) == name:
+                for attr, inner in list(vars(value).items()):
+                    func = _getattr(inner, "__func__", inner)
+                    if _type(func) is _FUNC:
+                        out.append((value, attr, inner, func.__code__))
+    return out
+
+
+def _plugin_dirs(plugins):
+    """The package folders (or module files) of the image's plugins, found without
+    importing them."""
+    from importlib.machinery import PathFinder
+
+    out = []
+    for name in plugins:
+        try:
+            spec = PathFinder.find_spec(name.split(".")[0], sys.path)
+        except Exception:  # noqa: BLE001 - a broken path entry
+            spec = None
+        origin = _getattr(spec, "origin", None)
+        if origin and _isabs(origin):
+            real = _realpath(origin)
+            out.append(_dirname(real) + _SEP if real.endswith("__init__.py") else real)
+    return out
+
+
+def _impls(caller):
+    get = _getattr(caller, "get_hookimpls", None)
+    if get is not None:
+        try:
+            return list(get())
+        except Exception:  # noqa: BLE001 - not pluggy's caller: the internals check says so
+            return []
+    old = [_getattr(caller, n, None) or [] for n in ("_nonwrappers", "_wrappers")]
+    return [impl for group in old for impl in group]
+
+
+def _qualname(item):
+    classes = [n.name for n in item.listchain() if _type(n).__name__ == "Class"]
+    name = _getattr(item, "originalname", None) or item.name.split("[")[0]
+    return ".".join(classes + [name]), name
+
+
+def _test_function(item):
+    """What pytest will call: the module's or class's function; for a unittest case, the
+    class attribute unittest looks up when it runs."""
+    cls = _getattr(item, "cls", None)
+    if _type(item).__name__ == "TestCaseFunction" and cls is not None:
+        return _getattr(cls, _getattr(item, "originalname", None) or item.name, None)
+    return _getattr(item, "obj", None)
+
+
+def _marks(item):
+    try:
+        return [m.name for m in item.iter_markers()]
+    except Exception:  # noqa: BLE001 - an old pytest
+        return ["xfail"] if item.get_closest_marker("xfail") is not None else []
