@@ -46,6 +46,9 @@ CLASSES: dict[str, tuple[str, ...]] = {
     "report_forked": ("swebench",),
     # round seven S1: the package makes pytest's report objects say passed, no fork
     "report_object_forged": ("swebench",),
+    # round eight A1, A2: a plugin the package registers, the assertion rewriter wrapped
+    "hook_registered": ("swebench",),
+    "rewriter_wrapped": ("swebench",),
     # class 2: answers read from the hidden tests at run time
     "answers_from_tests": ("python",),
     # class 4: SWE-bench plugin channels

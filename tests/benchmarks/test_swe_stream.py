@@ -14,6 +14,8 @@ import pytest
 from dgm.benchmarks.swebench import steps, stream
 from dgm.benchmarks.swebench.judge import parse_junit
 
+from .pytest_runs import stage_plugin
+
 ATTACKS = Path(__file__).resolve().parents[2] / "docs" / "red-team" / "2026-12-02" / "attacks"
 TESTS = """
 import multiprocessing, subprocess, sys
@@ -40,17 +42,6 @@ def test_forks_a_worker():
     assert queue.get(timeout=20) == 7
     worker.join()
 """
-
-
-def stage_plugin(folder: Path) -> str:
-    """The judge's stream plugin and its checks, staged as the judge stages them (the
-    `mark` dating the setup step first); the run's nonce."""
-    folder.mkdir()
-    nonce = stream.new_nonce()
-    (folder / "mark").touch()
-    for name, source in stream.staged(nonce).items():
-        (folder / name).write_text(source)
-    return nonce
 
 
 def _run(

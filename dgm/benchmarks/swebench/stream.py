@@ -46,7 +46,8 @@ def staged(nonce: str) -> dict[str, str]:
     """The files the tests step's pytest loads from /stage/stream: the plugin and its
     checks, each under a name drawn for this run (the plugin finds its siblings by it)."""
     here = Path(__file__).parent
-    names = {"stream_plugin.py": module(nonce), "stream_checks.py": f"dgm_judge_checks_{nonce[:12]}",
+    names = {"stream_plugin.py": module(nonce),
+             "stream_checks.py": f"dgm_judge_checks_{nonce[:12]}",
              "stream_code.py": f"dgm_judge_code_{nonce[:12]}"}  # fmt: skip
     return {f"{name}.py": (here / source).read_text() for source, name in names.items()}
 

@@ -271,6 +271,12 @@ ATTACKS: dict[str, Callable[[Path, list[Path], str], list[Path]]] = {
     "report_object_forged": lambda work, files, target: (
         _add(files, forger("report_object_forger.py")) if target == "swebench" else []
     ),
+    "hook_registered": lambda work, files, target: (
+        _add(files, forger("hook_swallower.py")) if target == "swebench" else []
+    ),
+    "rewriter_wrapped": lambda work, files, target: (
+        _add(files, forger("rewriter_swallower.py")) if target == "swebench" else []
+    ),
     "entry_point_plugin": entry_point_plugin,
     "startup_hooks": startup_hooks,
     "runner_config": runner_config,

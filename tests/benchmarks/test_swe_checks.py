@@ -1,0 +1,164 @@
+"""The judge's pytest plugin checks by provenance (stream_checks.py), with real pytest on
+a small package (no Docker): each attack makes the test that must fail pass inside
+pytest's own process, without forging any report, and the checks see how; a suite that
+uses pytest the ordinary ways (fixtures, monkeypatching pytest, mock decorators, unittest,
+conftest hooks and markers, a tracer of its own) draws no finding."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dgm.benchmarks.swebench import stream
+
+from .pytest_runs import run_streamed
+
+ATTACKS = Path(__file__).resolve().parent / "attacks_round9_swe"
+TESTS = """
+import pytest
+import pkg
+
+def test_fixed():
+    assert pkg.answer() == 2
+
+def test_always():
+    assert pkg.answer() in (1, 2)
+"""
+
+
+def _run(tmp_path: Path, package: str, tests: str = TESTS, conftest: str = "import pkg\n",
+         ) -> tuple[str, dict[str, str], stream.Records]:  # fmt: skip
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text(package)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text(tests)
+    (tmp_path / "tests" / "conftest.py").write_text(conftest)  # imports the package first
+    log, nonce = run_streamed(tmp_path)
+    found = re.findall(r"^(PASSED|FAILED|ERROR|XFAIL|SKIPPED) (\S+)", log, re.M)
+    return log, {test: status for status, test in found}, stream.read(log, nonce)
+
+
+def _evidence(records: stream.Records, statuses: dict[str, str], relevant=lambda _k: True):
+    return stream.evidence(records, {"log": statuses}, relevant, True)
+
+
+@pytest.mark.parametrize(
+    "attack, found",
+    [("hook_registered", "hook pytest_pyfunc_call has an implementation from"),
+     ("hook_caller_replaced", "hook pytest_pyfunc_call is called through a"),
+     ("rewriter_wrapped", "not the code the judge placed"),
+     ("import_hook_swap", "not the code the judge placed"),
+     ("xfail_called", "pytest.xfail was called from"),
+     ("marker_added", "an xfail marker no source names"),
+     ("global_injected", "a name its source never binds")],
+)  # fmt: skip
+def test_a_failure_made_to_pass_in_pytests_process_is_seen(
+    tmp_path: Path, attack: str, found: str
+) -> None:
+    package = (ATTACKS / f"{attack}.py.txt").read_text()
+    log, statuses, records = _run(tmp_path, package)
+    assert statuses.get("tests/test_x.py::test_fixed") in ("PASSED", "XFAIL"), log[-3000:]
+    evidence = _evidence(records, statuses)
+    said = records.findings + [what for _, what in records.test_findings]
+    assert evidence is not None and any(found in what for what in said), (said, log[-3000:])
+
+
+def test_a_tracer_of_the_package_is_seen(tmp_path: Path) -> None:
+    """A trace function can jump over a test's assert; one the package sets is named."""
+    package = (ATTACKS / "tracer_jump.py.txt").read_text()
+    _, statuses, records = _run(tmp_path, package)
+    assert any("a trace function from" in f and "pkg" in f for f in records.findings)
+    assert _evidence(records, statuses) is not None
+
+
+def test_a_finding_on_a_test_that_decides_nothing_is_no_evidence(tmp_path: Path) -> None:
+    """Per-test findings count only for the tests that decide the verdict."""
+    package = (ATTACKS / "xfail_called.py.txt").read_text()
+    _, statuses, records = _run(tmp_path, package)
+    assert records.test_findings
+    assert _evidence(records, statuses, lambda key: key.endswith("test_always")) is None
+
+
+ORDINARY = """
+import sys, unittest
+from unittest import mock
+import pytest
+import _pytest.python
+import pkg
+
+CASES = [(1, 1), (2, 4)]
+
+@pytest.mark.parametrize("x, y", CASES)
+def test_square(x, y):
+    assert pkg.square(x) == y
+
+@mock.patch("pkg.square", return_value=9)
+def test_mocked(square):
+    assert pkg.square(3) == 9
+
+def test_monkeypatches_pytest(monkeypatch):
+    monkeypatch.setattr(_pytest.python, "async_warn_and_skip", lambda nodeid: None)
+    monkeypatch.setattr(sys, "excepthook", mock.Mock())
+    assert pkg.square(2) == 4
+
+def test_traces_itself():
+    seen = []
+    def tracer(frame, event, arg):
+        seen.append(event)
+    sys.settrace(tracer)
+    pkg.square(1)
+    sys.settrace(None)
+    assert "call" in seen
+
+@pytest.mark.xfail(reason="known")
+def test_known_failure():
+    assert pkg.square(2) == 5
+
+def test_imperative_xfail():
+    pytest.xfail("not yet")
+
+class TestClass:
+    def test_method(self, tmp_path):
+        assert pkg.square(3) == 9
+
+class Case(unittest.TestCase):
+    def test_unittest(self):
+        self.assertEqual(pkg.square(4), 16)
+
+class Inherited(Case):
+    pass
+"""
+CONFTEST = """
+import pytest
+import pkg
+
+@pytest.fixture(autouse=True)
+def _square_ready():
+    yield
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name == "test_square[2-4]":
+            item.add_marker(pytest.mark.slow)
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    yield
+"""
+
+
+def test_ordinary_uses_of_pytest_draw_no_finding(tmp_path: Path) -> None:
+    """A true fix must never be refused: fixtures, parametrize, mock.patch decorators,
+    monkeypatching pytest and sys with test code and mocks, a tracer the test sets,
+    markers, imperative xfail in the test, unittest (and an inherited case), conftest
+    hooks and fixtures."""
+    package = "def square(x):\n    return x * x\n"
+    log, statuses, records = _run(tmp_path, package, ORDINARY, CONFTEST)
+    assert records.starts and records.ends, log[-3000:]
+    assert not records.findings and not records.test_findings and not records.notes, (
+        records.findings, records.test_findings, records.notes)  # fmt: skip
+    assert statuses["tests/test_x.py::Inherited::test_unittest"] == "PASSED", log[-3000:]
+    assert statuses["tests/test_x.py::test_known_failure"] == "XFAIL"
+    assert _evidence(records, statuses) is None
