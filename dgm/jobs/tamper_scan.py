@@ -85,6 +85,8 @@ _REACH = [  # reaching into the running test process from solution code, spelled
         r"|\bTestReport\b|from_item_and_call|\bCallInfo\b|\bpluginmanager\b|\bhookimpl\b"
         r"|\b(import_module|__import__)\s*\((?!\s*[rbu]?['\"][\w.]+['\"]\s*[,)])"
         r"|\bPytestPluginManager\b|\brewrite_asserts\b|\bos\.dup2\b|\bsysconfig\.get_path"
+        r"|\bdgm_judge|\bDGM_(STREAM|JUDGED|PLUGINS)\b|\bmeta_path\b|\bf_trace\b|\bf_lineno\s*="
+        r"|\bcell_contents\b|\bxfail\s*\(|\bFunctionType\s*\("
         r"|site-packages|['\"][\w.-]*\.pth['\"]|^__version__\s*=(?!\s*[rbu]?(?P<q>['\"])[\w.+-]*(?P=q)\s*(#.*)?$)",
         "reaches into the running interpreter or imports a name built at run time",
     ),  # fmt: skip
