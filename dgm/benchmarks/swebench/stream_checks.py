@@ -80,7 +80,8 @@ class Checks:
             where = _getattr(sys.modules.get(name), "__file__", None)
             if where:
                 self.lib_dirs.append(_dirname(_realpath(where)) + _SEP)
-        self.lib_dirs += _plugin_dirs(plugins)
+        self.plugin_dirs = _plugin_dirs(plugins)
+        self.lib_dirs += self.plugin_dirs
         rewriting = sys.modules.get("_pytest.assertion.rewrite")
         self.rewrite = _getattr(rewriting, "rewrite_asserts", None)
         try:
@@ -90,8 +91,8 @@ class Checks:
         self.held = {}  # path -> Held, or None (missing, or no Python)
         self.tests = {}  # path -> Held: the command's test files, compiled now
         self.seen = {}  # id -> (object, trusted): kept alive, so no id is reused
-        for rel in judged:
-            path = _realpath(_join(self.cwd, rel))
+        self.judged_paths = {_realpath(_join(self.cwd, rel)) for rel in judged}
+        for path in self.judged_paths:
             held = self._compile(path)
             if held is not None and not held.partial:
                 self.tests[path] = held
@@ -102,6 +103,12 @@ class Checks:
         self.modules = {n: m for n, m in list(sys.modules.items()) if _type(m) is _MODULE}
         self.spaces = {n: dict(vars(m)) for n, m in self.modules.items()}
         self.snapshot = _snapshot()
+        self.codes = {}  # id -> (code, genuine)
+        for _, _, value, code in self.snapshot:  # loaded before any code of the patch ran
+            if code is not None:
+                self.codes[_id(code)] = (code, True)
+            elif _type(value) is not _FUNC:
+                self.seen[_id(value)] = (value, True)
 
     def _conftests(self, path):
         folder = _dirname(path)
@@ -118,7 +125,9 @@ class Checks:
         try:
             with open(path, "rb") as handle:
                 source = handle.read()
-            held = _code.compile_variants(source, path, self.rewrite)
+            rewritten = (path in self.judged_paths or os.path.basename(path) == "conftest.py"
+                         or any(path.startswith(d) for d in self.plugin_dirs))  # fmt: skip
+            held = _code.compile_variants(source, path, self.rewrite, rewritten)
         except Exception:  # noqa: BLE001 - missing, or not Python: it holds no genuine code
             pass
         self.held[path] = held
@@ -138,6 +147,14 @@ class Checks:
         return self.since is None or ctime <= self.since
 
     def genuine(self, code):
+        hit = self.codes.get(_id(code))
+        if hit is not None and hit[0] is code:
+            return hit[1]
+        ok = self._genuine(code)
+        self.codes[_id(code)] = (code, ok)
+        return ok
+
+    def _genuine(self, code):
         name = code.co_filename
         path = _realpath(name if _isabs(name) else _join(self.cwd, name))
         if path not in self.held and not self._trusted_file(path):
@@ -147,6 +164,8 @@ class Checks:
 
     def trusted(self, obj):
         """Whether calling `obj` runs only genuine code (for an object: its class's)."""
+        if _type(obj) is _FUNC:  # by its code now: a function's code can be swapped
+            return self.genuine(obj.__code__)
         hit = self.seen.get(_id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]

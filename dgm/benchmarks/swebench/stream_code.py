@@ -143,13 +143,16 @@ class _PassHookConfig:
         return name == "enable_assertion_pass_hook"
 
 
-def compile_variants(source, path, rewrite):
-    """Held for `source`: as Python compiles it and as `rewrite` (pytest's
-    `rewrite_asserts`, taken at load) rewrites it."""
+def compile_variants(source, path, rewrite, rewritten=True):
+    """Held for `source`: as Python compiles it and, when pytest may rewrite it (a test
+    file, a conftest, a plugin), as `rewrite` (pytest's `rewrite_asserts`, taken at load)
+    rewrites it."""
     held = Held()
     tree = _parse(source, filename=path)
     held.read_source(source, tree)
     held.add(_compile(tree, path, "exec", dont_inherit=True))
+    if not rewritten:
+        return held
     if rewrite is None:
         held.partial = True
         return held
