@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from dgm.benchmarks.swebench import stream
-from dgm.benchmarks.swebench.judge import parse_junit
+from dgm.benchmarks.swebench.junit import parse_junit
 
 
 def run_pytest(folder: Path) -> dict[str, str]:

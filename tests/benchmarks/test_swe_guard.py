@@ -11,7 +11,7 @@ import pytest
 from dgm.benchmarks.swebench import guard as swe_guard
 from dgm.benchmarks.swebench import steps
 from dgm.benchmarks.swebench.data import SweData, installs_project
-from dgm.benchmarks.swebench.judge import node_id, parse_junit
+from dgm.benchmarks.swebench.junit import node_id, parse_junit
 
 
 def _new_file(path: str, text: str = "x = 1\n") -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dgm.benchmarks.swebench import steps, stream
-from dgm.benchmarks.swebench.judge import parse_junit
+from dgm.benchmarks.swebench.junit import parse_junit
 
 from .pytest_runs import stage_plugin
 
@@ -208,18 +208,19 @@ def test_a_report_forged_in_pytests_own_process_is_caught(
 ROUND8 = Path(__file__).resolve().parent / "attacks_round8_swe"
 
 
-def test_a_stream_blinded_after_a_forged_end_is_caught(tmp_path: Path) -> None:
+def test_a_stream_blinded_after_a_forged_end_ends_the_session(tmp_path: Path) -> None:
     """Red team round eight A3: the package reads the nonce from /proc/self/environ,
     writes an `end` line saying no test was streamed, points the stream's fd at /dev/null
-    and forges every report (round seven S1). The stream started and ended but names none
-    of the tests the log passes."""
+    and forges every report (round seven S1). The judge's audit hook names the read of
+    the environment, and at its next line the plugin finds its fd pointed elsewhere and
+    kills the session (round nine B4 forged every output at exit after such a blinding):
+    no test result at all."""
     blinder = (ROUND8 / "a3_stream_blinded.py.txt").read_text()
     log, statuses, junit, nonce = _run(tmp_path, UNFIXED + "\n" + blinder)
     records = stream.read(log, nonce)
-    assert statuses["tests/test_x.py::test_fixed"] == "PASSED"  # the forgery works...
-    assert records.ends and not records.tests and not records.findings
-    evidence = _verdict(log, statuses, junit, nonce)  # ...and the silence is seen
-    assert evidence is not None and "never saw it run" in evidence, evidence
+    assert "tests/test_x.py::test_fixed" not in statuses and junit is None, log[-2000:]
+    assert any("/proc/self/environ was opened" in f for f in records.findings), records
+    assert not records.tests  # (the forged `end` is the only line after the start)
 
 
 RELAYS = """
@@ -240,16 +241,14 @@ _relay()
 """
 
 
-def test_the_plugin_writes_nothing_to_an_fd_pointed_elsewhere(tmp_path: Path) -> None:
+def test_an_fd_pointed_elsewhere_ends_the_session(tmp_path: Path) -> None:
     """Red team round eight A3b's first half: the stream's fd re-pointed at a pipe of the
     package's own (relaying all but the findings). The plugin sees its fd is no longer
-    the one it duplicated and stops; the stream then never ends, which is evidence
-    beside a JUnit report."""
+    the one it duplicated and kills the session: no result, no report, no end."""
     log, statuses, junit, nonce = _run(tmp_path, FIXED + RELAYS)
     records = stream.read(log, nonce)
     assert records.starts and not records.ends and not records.tests, log[-2000:]
-    evidence = _verdict(log, statuses, junit, nonce)
-    assert evidence is not None and "never saw end" in evidence, evidence
+    assert not statuses and junit is None, log[-2000:]
 
 
 def test_an_ended_stream_must_name_each_test_the_log_passes() -> None:

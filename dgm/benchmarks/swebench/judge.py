@@ -26,11 +26,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dgm.benchmarks.judging import readable_by_sandbox, xml_report_root
+from dgm.benchmarks.judging import readable_by_sandbox
 from dgm.benchmarks.swebench import copies as swe_copies
 from dgm.benchmarks.swebench import copy_names as swe_names
 from dgm.benchmarks.swebench import copy_plan as swe_copy_plan
 from dgm.benchmarks.swebench import guard as swe_guard
+from dgm.benchmarks.swebench import junit as swe_junit
 from dgm.benchmarks.swebench import setup_audit, steps
 from dgm.benchmarks.swebench import stream as swe_stream
 from dgm.benchmarks.task import Task, Verdict
@@ -43,8 +44,7 @@ TEST_PATCH_FAILED = steps.TEST_PATCH_FAILED
 PREP_DIR = steps.PREP_DIR
 _PYTEST = re.compile(r"(^|[\s/])(pytest|py\.test)(\s|$)|-m pytest")
 PASSING = ("PASSED", "XFAIL")
-MAX_REPORT_BYTES = 32 * 1024 * 1024
-_RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
+MAX_REPORT_BYTES = swe_junit.MAX_REPORT_BYTES
 
 
 _PLUGIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -90,7 +90,7 @@ def judge_swebench(
         audit: setup_audit.Audit | None = None
         plugins: list[str] = []
         with open_sandbox(spec, backend) as box:
-            result = junit = None
+            result = report = None
             complete = False  # the tests step's output was not cut
             prep = box.exec(["/bin/bash", "/stage/prepare.sh"], timeout=task.test_timeout_s)
             runs.append(prep)
@@ -120,13 +120,14 @@ def judge_swebench(
                 runs.append(result)
                 complete = not result.truncated
                 result = setup if setup.timed_out else result
-                junit = _copy_report(box, report_dir, Path(tmp)) if pytest else None
+                report = _copy_report(box, report_dir, Path(tmp)) if pytest else None
         log = "".join(r.output for r in runs)
         log += "\n>>>>> Tests Timed Out\n" if result.timed_out else ""
         log_path = Path(tmp) / "test_output.txt"
         log_path.write_text(log)
-        checked = (nonce, complete) if nonce else None
-        verdict = grade(task, log_path, junit if pytest else None, canaries, plan, checked, audit)
+        junit = swe_junit.parse_junit(report) if report is not None else None
+        checked = (nonce, complete, swe_junit.digest(report) if report else "") if nonce else None
+        verdict = grade(task, log_path, junit, canaries, plan, checked, audit)
     details = dict(verdict.details)
     if dropped:
         details["dropped_hunks"] = dropped
@@ -243,7 +244,7 @@ def _judge_env(task: Task) -> dict[str, str]:
     return env | ({"SETUPTOOLS_SCM_PRETEND_VERSION": version} if version else {})
 
 
-def _copy_report(box: Any, report_dir: str, tmp: Path) -> dict[str, str] | None:
+def _copy_report(box: Any, report_dir: str, tmp: Path) -> bytes | None:
     dest = tmp / "report"
     dest.mkdir()
     try:
@@ -253,50 +254,17 @@ def _copy_report(box: Any, report_dir: str, tmp: Path) -> dict[str, str] | None:
     found = dest / Path(report_dir).name / "report.xml"
     if not found.is_file() or found.is_symlink():
         return None
-    return parse_junit(found.read_bytes())
-
-
-def parse_junit(data: bytes) -> dict[str, str] | None:
-    """JUnit XML (pytest xunit1) -> {node id: PASSED|FAILED|ERROR|SKIPPED|XFAIL}; None if bad."""
-    root = xml_report_root(data, MAX_REPORT_BYTES)
-    if root is None:
-        return None
-    tests: dict[str, str] = {}
-    for case in root.iter("testcase"):
-        node = node_id(case.get("file") or "", case.get("classname") or "", case.get("name") or "")
-        tags = {child.tag for child in case}
-        skipped = case.find("skipped")
-        if "failure" in tags or "error" in tags:
-            status = "ERROR" if "error" in tags and "failure" not in tags else "FAILED"
-        elif skipped is not None:
-            status = "XFAIL" if skipped.get("type") == "pytest.xfail" else "SKIPPED"
-        else:
-            status = "PASSED"
-        # Keyed as the log parsers key a test: its id up to the first space (parametrised
-        # ids with spaces are cut there in the official test lists too); the worst wins.
-        key = node.split()[0] if node.strip() else node
-        if _RANK[status] >= _RANK.get(tests.get(key, ""), -1):
-            tests[key] = status
-    return tests
-
-
-def node_id(file: str, classname: str, name: str) -> str:
-    """pytest's node id from xunit1 attributes: file, dotted module.Class, test name."""
-    module = file.removesuffix(".py").replace("/", ".")
-    rest = classname[len(module) + 1 :] if classname.startswith(module + ".") else ""
-    if not file:
-        parts = classname.split(".")
-        return "::".join(parts + [name])
-    return "::".join([file, *[p for p in rest.split(".") if p], name])
+    return found.read_bytes()
 
 
 def grade(
     task: Task, log_path: Path, junit: dict[str, str] | None,
     canaries: swe_guard.Canaries | None, plan: swe_copy_plan.CopyPlan | None = None,
-    streamed: tuple[str, bool] | None = None, audit: setup_audit.Audit | None = None,
+    streamed: tuple[str, bool, str] | None = None, audit: setup_audit.Audit | None = None,
 ) -> Verdict:  # fmt: skip
     """The official grading on the combined per-test statuses, with the canary checks,
-    (`streamed`: the run's nonce, whether its output is whole) the result stream's and
+    (`streamed`: the run's nonce, whether its output is whole, the report's digest) the
+    result stream's and
     (`audit`) the setup step's."""
     from swebench.harness.constants import ResolvedStatus
     from swebench.harness.grading import (
@@ -307,6 +275,10 @@ def grade(
     )
 
     spec = make_spec(task)
+    if _PYTEST.search(swe_guard.test_command(spec.eval_script)):
+        graded = log_path.with_name("test_output_graded.txt")
+        graded.write_text(swe_stream.pytest_log(log_path.read_text(errors="replace")))
+        log_path = graded
     status_map, found = get_logs_eval(spec, str(log_path))
     if not found:
         return Verdict(False, error="no test results in the log (see test_output.txt)")
@@ -351,7 +323,8 @@ def grade(
     if streamed is not None:
         records = swe_stream.read(log_path.read_text(errors="replace"), streamed[0])
         details["stream"] = swe_stream.note(records)
-        found = swe_stream.evidence(records, raw, _relevant(plan, canaries, gold), streamed[1])
+        found = swe_stream.evidence(records, raw, _relevant(plan, canaries, gold), streamed[1],
+                                    streamed[2])  # fmt: skip
         evidence = evidence or (f"stream: {found}" if found else None)
     if evidence:
         details["tamper_evidence"] = evidence

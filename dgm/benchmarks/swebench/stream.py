@@ -73,6 +73,7 @@ class Records:
     findings: list[str] = field(default_factory=list)  # `x` lines: pytest's machinery forged
     test_findings: list[tuple[str, str]] = field(default_factory=list)  # (test id, what)
     notes: list[str] = field(default_factory=list)
+    junit: list[str] = field(default_factory=list)  # digests of the report pytest wrote
     # keys that more than one test cut to (ids with spaces, reruns): the log keeps the
     # last of them, the stream the worst, so a disagreement there proves nothing
     shared: set[str] = field(default_factory=set)
@@ -98,6 +99,8 @@ def read(log: str, nonce: str) -> Records:
             out.test_findings.append((key, str(record.get("what", ""))[:300]))
         elif event == "x":
             out.findings.append(str(record.get("what", ""))[:300])
+        elif event == "junit":
+            out.junit.append(str(record.get("sha", "")))
         elif event == "note":
             out.notes.append(str(record.get("what", ""))[:300])
         elif event == "end":
@@ -120,14 +123,18 @@ def read(log: str, nonce: str) -> Records:
 
 def evidence(
     records: Records, claims: dict[str, dict[str, str]], relevant: Callable[[str], bool],
-    complete: bool,
+    complete: bool, report_digest: str = "",
 ) -> str | None:  # fmt: skip
     """Why the stream says the log or the report was forged, or None. `claims`: per
     source (log, report) the per-test statuses it gives; `relevant`: the keys that
     decide the verdict (the official tests, the copies, the canaries); `complete`: the
-    exec's output was not cut, so a missing line is missing."""
+    exec's output was not cut, so a missing line is missing; `report_digest`: the
+    JUnit report the host copied out."""
     if not records.starts:
         return None
+    written = [sha for sha in records.junit if sha]
+    if report_digest and written and any(sha != report_digest for sha in written):
+        return "the JUnit report was rewritten after pytest wrote it"
     if records.foreign:
         started = sorted(records.starts)
         return (f"test results came from process {', '.join(sorted(records.foreign))}, not "
@@ -171,6 +178,24 @@ def evidence(
     if complete and claims_pass and "report" in claims and not records.ends:
         return "the JUnit report is from a pytest session the judge's stream never saw end"
     return None
+
+
+# pytest's last line: "=== 7 failed, 20 passed in 1.2s ===" (also "no tests ran in ...")
+_SUMMARY = re.compile(r"^=+ .*\bin [\d.]+s\b.*=+$")
+_STATUS_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\b")
+
+
+def pytest_log(log: str) -> str:
+    """The log with every status line after pytest's own last summary line dropped: pytest
+    writes none there, so one is another process's or an exit hook's (red team round nine
+    B4 printed `PASSED <id>` for the failing originals there; the official parser keeps a
+    test's last line)."""
+    lines = log.splitlines(keepends=True)
+    last = max((i for i, line in enumerate(lines) if _SUMMARY.match(line.strip())), default=None)
+    if last is None:
+        return log
+    kept = lines[: last + 1] + [ln for ln in lines[last + 1 :] if not _STATUS_LINE.match(ln)]
+    return "".join(kept)
 
 
 def _as_options_parser(key: str) -> str:

@@ -63,9 +63,11 @@ _MODULE_NAMES = {"__name__", "__doc__", "__package__", "__loader__", "__spec__",
                  "__cached__", "__builtins__", "__annotations__", "__path__",
                  "__warningregistry__"}  # fmt: skip
 # pytest's own modules and the standard ones a test's checks and its report go through
+# (not `sys` or `warnings`: a package may set its own excepthook or showwarning; tracing
+# is watched apart)
 _WATCH_TOP = ("_pytest", "pluggy", "pytest", "py", "unittest")
-_WATCH_EXACT = ("builtins", "functools", "traceback", "warnings", "contextlib", "ast",
-                "operator", "inspect", "types", "sys", "re", "math")  # fmt: skip
+_WATCH_EXACT = ("builtins", "functools", "traceback", "contextlib", "ast", "operator",
+                "inspect", "types", "re", "math")  # fmt: skip
 
 
 class Checks:

@@ -32,6 +32,7 @@ stream saw fail. Code in the same process can still rewrite all of this: see the
 Kept to Python 3.6 syntax, for old instance environments.
 """
 
+import hashlib
 import importlib
 import json
 import os
@@ -41,10 +42,20 @@ import pytest
 
 _NONCE = os.environ.pop("DGM_STREAM", "")
 _getpid = os.getpid
+_kill = os.kill
 _write = os.write
 _fstat = os.fstat
 _dumps = json.dumps
-_STATE = {"pid": _getpid(), "phase": "collect", "fd": -1, "n": 0, "config": None, "pipe": None}
+_STATE = {
+    "pid": _getpid(),
+    "phase": "collect",
+    "fd": -1,
+    "n": 0,
+    "config": None,
+    "pipe": None,
+    "hookexec": None,
+}
+_RAISED = {}  # node id -> what its function raised, as the innermost pyfunc_call saw it
 _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
 
 
@@ -57,8 +68,9 @@ def _emit(record):
         same = (st.st_dev, st.st_ino) == _STATE["pipe"]
     except OSError:
         same = False
-    if not same:  # re-pointed (round eight A3, A3b): say nothing more there; the host
-        _STATE["fd"] = -1  # refuses a stream that ended without the tests' lines
+    if not same:  # closed or re-pointed (round eight A3, A3b; nine B4): this session's
+        _STATE["fd"] = -1  # results can no longer be vouched for, so it ends here, with
+        _kill(_getpid(), 9)  # none (a report already written has a stream without its end)
         return
     record["pid"] = _getpid()
     # one write under PIPE_BUF is atomic: never split by what pytest writes
@@ -154,12 +166,52 @@ if _CHECKS is not None:
     sys.settrace = _judged_settrace
 
 
+if _CHECKS is not None:
+    _setprofile = sys.setprofile
+
+    def _judged_setprofile(func):
+        found = _CHECKS.tracer(func)
+        if found:
+            _finding(found.replace("trace function", "profile function"))
+        return _setprofile(func)
+
+    sys.setprofile = _judged_setprofile
+
+
+def _audit(event, args):
+    """An audit hook of the judge's, added before any code of the patch runs (Python
+    3.8+): no later hook is let in (round nine B3 timed a swap of `item.runtest` by one),
+    and a read of the process's environment or memory through /proc is a finding."""
+    if event == "sys.addaudithook":
+        _finding("an audit hook was added after the judge's plugin loaded")
+        raise RuntimeError("refused by the judge")
+    if event == "open" and args and isinstance(args[0], str) and args[0].startswith("/proc/"):
+        if args[0].endswith(("/environ", "/mem")):
+            _finding(f"{args[0]} was opened")
+
+
+if _NONCE and hasattr(sys, "addaudithook"):
+    sys.addaudithook(_audit)
+
+
 def _check_process(config):
-    """The hooks and pytest's internals, by provenance (stream_checks)."""
+    """The hooks, pluggy's executor and pytest's internals, by provenance (stream_checks),
+    and the trace and profile functions now set."""
     if _CHECKS is None:
         return
-    for found in _CHECKS.hooks(config.pluginmanager) + _CHECKS.internals():
-        _finding(found)
+    found = _CHECKS.hooks(config.pluginmanager) + _CHECKS.internals()
+    manager = config.pluginmanager
+    if vars(manager).get("_inner_hookexec", _STATE["hookexec"]) is not _STATE["hookexec"]:
+        found.append("pluggy's hook executor was replaced (hook call monitoring)")
+    threading = sys.modules.get("threading")
+    for label, func in (("trace", sys.gettrace()), ("profile", sys.getprofile()),
+                        ("thread trace", getattr(threading, "_trace_hook", None)),
+                        ("thread profile", getattr(threading, "_profile_hook", None))):  # fmt: skip
+        problem = _CHECKS.tracer(func)
+        if problem:
+            found.append(f"{problem.replace('a trace function', 'a ' + label + ' function')}")
+    for what in found:
+        _finding(what)
 
 
 def _check_bound():
@@ -174,8 +226,19 @@ class _Stream:
         self.config = config
         self.status = {}
 
+    def pytest_pyfunc_call(self, pyfuncitem):
+        outcome = yield
+        if getattr(outcome, "excinfo", None) is not None:
+            _RAISED[pyfuncitem.nodeid] = getattr(outcome.excinfo[0], "__name__", "?")
+
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
+        raised = _RAISED.pop(item.nodeid, None) if call.when == "call" else None
+        if raised and call.excinfo is None and item.config is self.config:
+            # between the test's function and pytest's record of its call (round nine
+            # B1-B3: hook-call monitoring, a profile function, a swapped item.runtest)
+            _finding(f"its function raised {raised} but pytest's call saw none",
+                     self._shown(item.nodeid))  # fmt: skip
         if call.when != "call" or call.excinfo is None or item.config is not self.config:
             return
         try:
@@ -232,9 +295,14 @@ if hasattr(pytest, "hookimpl"):  # after the terminal reporter wrote its own lin
     _Stream.pytest_runtest_call = pytest.hookimpl(hookwrapper=True, tryfirst=True)(
         _Stream.pytest_runtest_call
     )
+    # innermost: what the test's own function raised, before anything can swallow it
+    _Stream.pytest_pyfunc_call = pytest.hookimpl(hookwrapper=True, trylast=True)(
+        _Stream.pytest_pyfunc_call
+    )
 else:
     del _Stream.pytest_runtest_makereport
     del _Stream.pytest_runtest_call
+    del _Stream.pytest_pyfunc_call
 
 
 def _status(report):
@@ -251,6 +319,7 @@ def pytest_addhooks(pluginmanager):
     another imported first (xdist.plugin, through xdist.looponfail's package) warns
     "already imported", which `filterwarnings = error` makes fatal (pylint-8898's gold
     patch could not resolve)."""
+    _STATE["hookexec"] = vars(pluginmanager).get("_inner_hookexec")
     names = [n for n in os.environ.get("DGM_PLUGINS", "").split() if n not in sys.modules]
     hook = getattr(pluginmanager, "rewrite_hook", None)
     if names and hasattr(hook, "mark_rewrite"):
@@ -268,4 +337,15 @@ def pytest_unconfigure(config):
     if config is _STATE["config"]:
         _check_bound()
         _check_process(config)
+        _emit({"ev": "junit", "sha": _digest(getattr(config.option, "xmlpath", None))})
         _emit({"ev": "end", "n": _STATE["n"]})
+
+
+def _digest(path):
+    """The JUnit report as pytest wrote it (at sessionfinish, before this): the host
+    refuses one rewritten later (round nine B4 rewrote it at exit)."""
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except (OSError, TypeError):
+        return ""
