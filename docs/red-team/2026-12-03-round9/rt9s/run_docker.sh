@@ -7,7 +7,7 @@
 cd "$(dirname "$0")/../../../.." || exit 1
 D=docs/red-team/2026-12-03-round9/rt9s
 mkdir -p /tmp/rt9s_run
-for f in b1_hookcall_monitoring b2_profile_locals b3_audit_instance b4_exit_forgery; do cp $D/$f.py.txt /tmp/rt9s_run/$f.py; done
+for f in b1_hookcall_monitoring b2_profile_locals b3_audit_instance b4_exit_forgery control_a1_hook_swallow control_a2_rewriter_swallow; do cp $D/$f.py.txt /tmp/rt9s_run/$f.py; done
 cp $D/swe_judge_patch.py.txt /tmp/rt9s_run/swe_judge_patch.py
 : > /tmp/rt9s_run/empty.py
 while [ $# -ge 2 ]; do
