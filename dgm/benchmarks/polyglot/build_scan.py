@@ -39,7 +39,11 @@ aside) imports `unsafe` or holds assembly (`.s`) or object (`.syso`) files: each
 solution code write memory the testing package owns (the calling test's `*testing.T`,
 found through `runtime.Stack`, un-failed in a Cleanup, so `testing` itself prints PASS).
 No Go reference solution needs any of them. (Writing through `/proc/self/mem` needs none
-of them either, round eight's M1: nospawn.py's Landlock ruleset closes that file.)
+of them either, round eight's M1: nospawn.py's Landlock ruleset closes that file.) Nor
+may it import `syscall`, `golang.org/x/sys/...` or cgo's `C` (round nine K1: `read(2)`
+into an address taken from `reflect`, through `syscall.Syscall`'s plain uintptrs, wrote
+the running test's `*testing.T` with no `unsafe` and no /proc): without them, and without
+`unsafe`, Go code cannot write memory it was not given.
 """
 
 import codecs
@@ -210,6 +214,9 @@ _GO_LIST = "\t".join(
 )
 
 
+_GO_DENIED = ("unsafe", "syscall", "C")  # each writes memory the testing package owns
+
+
 def scan_go(work):
     proc = subprocess.run(["go", "list", "-e", "-f", _GO_LIST, "./..."], cwd=work,
                           capture_output=True, text=True, errors="replace",
@@ -219,8 +226,9 @@ def scan_go(work):
     found = []
     for line in proc.stdout.splitlines():
         package, imports, asm, objects = (line.split("\t") + ["", "", ""])[:4]
-        if "unsafe" in imports.split(","):
-            found.append(f"the solution's package {package} imports unsafe")
+        for name in imports.split(","):
+            if name in _GO_DENIED or name.startswith("golang.org/x/sys"):
+                found.append(f"the solution's package {package} imports {name}")
         for kind, files in (("assembly", asm), ("object", objects)):
             if files:
                 found.append(f"the solution's package {package} has {kind} files: {files[:80]}")
