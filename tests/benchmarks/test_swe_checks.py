@@ -175,10 +175,16 @@ class Case(unittest.TestCase):
 
 class Inherited(Case):
     pass
+
+def test_inner_session(pytester):
+    pytester.makepyfile("def test_a():\\n    assert True\\n")
+    pytester.runpytest_inprocess().assert_outcomes(passed=1)
 """
 CONFTEST = """
 import pytest
 import pkg
+
+pytest_plugins = ["pytester"]
 
 @pytest.fixture(autouse=True)
 def _square_ready():
@@ -199,7 +205,7 @@ def test_ordinary_uses_of_pytest_draw_no_finding(tmp_path: Path) -> None:
     """A true fix must never be refused: fixtures, parametrize, mock.patch decorators,
     monkeypatching pytest and sys with test code and mocks, a tracer the test sets,
     markers, imperative xfail in the test, unittest (and an inherited case), conftest
-    hooks and fixtures."""
+    hooks and fixtures, an inner pytest session (pytester: its own plugin manager)."""
     package = "def square(x):\n    return x * x\n"
     log, statuses, records = _run(tmp_path, package, ORDINARY, CONFTEST)
     assert records.starts and records.ends, log[-3000:]
@@ -207,4 +213,5 @@ def test_ordinary_uses_of_pytest_draw_no_finding(tmp_path: Path) -> None:
         records.findings, records.test_findings, records.notes)  # fmt: skip
     assert statuses["tests/test_x.py::Inherited::test_unittest"] == "PASSED", log[-3000:]
     assert statuses["tests/test_x.py::test_known_failure"] == "XFAIL"
+    assert statuses["tests/test_x.py::test_inner_session"] == "PASSED", log[-3000:]
     assert _evidence(records, statuses) is None

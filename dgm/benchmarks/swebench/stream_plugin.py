@@ -54,6 +54,7 @@ _STATE = {
     "config": None,
     "pipe": None,
     "hookexec": None,
+    "manager": None,
 }
 _RAISED = {}  # node id -> what its function raised, as the innermost pyfunc_call saw it
 _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
@@ -201,7 +202,8 @@ def _check_process(config):
         return
     found = _CHECKS.hooks(config.pluginmanager) + _CHECKS.internals()
     manager = config.pluginmanager
-    if vars(manager).get("_inner_hookexec", _STATE["hookexec"]) is not _STATE["hookexec"]:
+    executor = vars(manager).get("_inner_hookexec", _STATE["hookexec"])
+    if manager is _STATE["manager"] and executor is not _STATE["hookexec"]:
         found.append("pluggy's hook executor was replaced (hook call monitoring)")
     threading = sys.modules.get("threading")
     for label, func in (("trace", sys.gettrace()), ("profile", sys.getprofile()),
@@ -319,7 +321,9 @@ def pytest_addhooks(pluginmanager):
     another imported first (xdist.plugin, through xdist.looponfail's package) warns
     "already imported", which `filterwarnings = error` makes fatal (pylint-8898's gold
     patch could not resolve)."""
-    _STATE["hookexec"] = vars(pluginmanager).get("_inner_hookexec")
+    if _STATE["manager"] is None:  # the judge's pytest's (a pytester session's comes later)
+        _STATE["manager"] = pluginmanager
+        _STATE["hookexec"] = vars(pluginmanager).get("_inner_hookexec")
     names = [n for n in os.environ.get("DGM_PLUGINS", "").split() if n not in sys.modules]
     hook = getattr(pluginmanager, "rewrite_hook", None)
     if names and hasattr(hook, "mark_rewrite"):
