@@ -108,6 +108,26 @@ def test_the_runners_lines_past_their_cap_are_a_malformed_report(tmp_path: Path)
     assert "2 MiB" in prep.sealed_reports(plan, str(tmp_path), kept)[1]
 
 
+def test_a_runner_line_behind_an_unterminated_write_is_still_read() -> None:
+    """Red team round nine L1: the solution printed a line of its own and then one byte
+    with no newline, so libtest's `test x ... FAILED` that followed no longer started a
+    line and was dropped. For Go and Rust a runner line counts wherever it starts."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("judge_prep", HERE / "judge_prep.py")
+    prep = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(prep)  # type: ignore[union-attr]
+    out = "test tests::a ... ok\\n#test tests::a ... FAILED\\n"
+    forge = f"{sys.executable} -c \"import sys; sys.stdout.write('{out}')\""
+    pattern = polyglot_reports.RESULT_LINES["rust"]
+    _, _, kept = prep.run_captured(forge, "/", {}, pattern, kill_all=False, anywhere=True)
+    assert kept["lines"] == [b"test tests::a ... ok", b"test tests::a ... FAILED"]
+    log = b"\n".join(kept["lines"]).decode()
+    assert polyglot_reports.parse_rust_log(log) == {"a": "FAILED"}  # the worst wins
+    _, _, kept = prep.run_captured(forge, "/", {}, pattern, kill_all=False)
+    assert kept["lines"] == [b"test tests::a ... ok"]  # (what the judge read before)
+
+
 CATCH = "#define REQUIRE(x) check(x)\n#define TEST_CASE(n) void t()\n"
 TEST = '#include "x.h"\n#include "test/catch.hpp"\nTEST_CASE("a") { REQUIRE(f() == 1); }\n'
 
