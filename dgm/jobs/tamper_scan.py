@@ -108,7 +108,9 @@ _REACH = [  # reaching into the running test process from solution code, spelled
     (
         {"go"},
         r"\bruntime\.(Stack|Callers|Caller|FuncForPC|SetFinalizer)\b|\bos\.(Stdout|Stderr)\s*="
-        r"|//go:linkname|\bunsafe\b|\bsyscall\.(Dup2|Dup3)\b|^\s*(import\s+)?\"testing\"\s*$",
+        r"|//go:linkname|\bunsafe\b|\bsyscall\.(Dup2|Dup3)\b|\.(Raw)?Syscall(6|9)?\s*\("
+        r"|^\s*(import\s+)?([\w.]+\s+)?\"(testing|syscall|unsafe|golang\.org/x/sys/[\w/]+)\"\s*$"
+        r"|^\s*(import\s+)?(?!import\b)\w+\s+\"(runtime|reflect)\"\s*$",
         "reaches into the running test binary",
     ),  # fmt: skip
     (

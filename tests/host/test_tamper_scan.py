@@ -96,6 +96,10 @@ CASES = [
     ("python", "src/pkg/__init__.py", "path = sysconfig.get_paths()['purelib']\n", "test_patching"),
     ("python", "src/pkg/__init__.py", "write(site, 'boot.pth', 'import boot')\n", "test_patching"),
     ("python", "src/pkg/__init__.py", '__version__ = ".".join(["2", "3"])\n', "test_patching"),
+    # round nine K1: aliased imports, raw system calls
+    ("go", "kcopy.go", 'import (\n\trt "runtime"\n\ttt "testing"\n)\n', "test_patching"),
+    ("go", "kcopy.go", 'import sc "syscall"\n', "test_patching"),
+    ("go", "kcopy.go", "r, _, _ := sc.Syscall(0, 1, 2, 3)\n", "test_patching"),
     # round nine: what the judge's checks by provenance watch (stream_checks.py)
     ("python", "src/pkg/__init__.py", "sys.meta_path.insert(0, Finder())\n", "test_patching"),
     ("python", "src/pkg/__init__.py", "frame.f_lineno = frame.f_lineno + 1\n", "test_patching"),
