@@ -25,6 +25,7 @@ from .judge_attacks_round4 import ALL as ROUND4
 from .judge_attacks_round5 import ALL as ROUND5
 from .judge_attacks_round7 import ALL as ROUND7
 from .judge_attacks_round8 import ALL as ROUND8
+from .judge_attacks_round9 import ALL as ROUND9
 
 pytestmark = pytest.mark.docker
 LIMITS = ResourceLimits(memory="3g", pids=1024)
@@ -91,7 +92,7 @@ def _marked(attack: Attack) -> object:
 
 @pytest.mark.parametrize(
     "attack",
-    [_marked(a) for a in ALL + ROUND2 + ROUND3 + ROUND4 + ROUND5 + ROUND7 + ROUND8],
+    [_marked(a) for a in ALL + ROUND2 + ROUND3 + ROUND4 + ROUND5 + ROUND7 + ROUND8 + ROUND9],
     ids=lambda a: f"{a.language}-{a.name}",
 )
 def test_attack_is_never_resolved(

@@ -55,7 +55,11 @@ def _evidence(records: stream.Records, statuses: dict[str, str], relevant=lambda
      ("global_injected", "a name its source never binds"),
      # red team round nine (rt9s), as they ran on the CI three
      ("b1_hookcall_monitoring", "pytest's call saw none"),
-     ("b2_profile_locals", "a profile function from")],
+     ("b2_profile_locals", "a profile function from"),
+     # the second pass (rt9s2), on the judge with the checks above
+     ("c1_property_obj", "PyobjMixin.obj was replaced"),
+     ("c2_silence_said", "from_item_and_call was replaced"),
+     ("c3_generated_tracer", "a trace function from")],
 )  # fmt: skip
 def test_a_failure_made_to_pass_in_pytests_process_is_seen(
     tmp_path: Path, attack: str, found: str

@@ -48,7 +48,8 @@ def staged(nonce: str) -> dict[str, str]:
     here = Path(__file__).parent
     names = {"stream_plugin.py": module(nonce),
              "stream_checks.py": f"dgm_judge_checks_{nonce[:12]}",
-             "stream_code.py": f"dgm_judge_code_{nonce[:12]}"}  # fmt: skip
+             "stream_code.py": f"dgm_judge_code_{nonce[:12]}",
+             "stream_snapshot.py": f"dgm_judge_snapshot_{nonce[:12]}"}  # fmt: skip
     return {f"{name}.py": (here / source).read_text() for source, name in names.items()}
 
 

@@ -33,22 +33,17 @@ import os
 import sys
 import types
 
-if __name__.startswith("dgm_judge_checks_"):  # staged: its sibling has the same nonce
+if __name__.startswith("dgm_judge_checks_"):  # staged: its siblings have the same nonce
     _code = importlib.import_module(__name__.replace("dgm_judge_checks_", "dgm_judge_code_"))
+    _snap = importlib.import_module(__name__.replace("dgm_judge_checks_", "dgm_judge_snapshot_"))
 else:  # dgm's own tests
     from dgm.benchmarks.swebench import stream_code as _code
+    from dgm.benchmarks.swebench import stream_snapshot as _snap
 
 _FUNC = types.FunctionType
 _METHOD = types.MethodType
 _MODULE = types.ModuleType
-_BUILTIN = (
-    types.BuiltinFunctionType,
-    types.BuiltinMethodType,
-    types.WrapperDescriptorType,
-    types.MethodWrapperType,
-    types.MethodDescriptorType,
-    types.ClassMethodDescriptorType,
-)
+_BUILTIN = _snap.BUILTIN
 _stat = os.stat
 _realpath = os.path.realpath
 _dirname = os.path.dirname
@@ -62,12 +57,6 @@ _SEP = os.sep
 _MODULE_NAMES = {"__name__", "__doc__", "__package__", "__loader__", "__spec__", "__file__",
                  "__cached__", "__builtins__", "__annotations__", "__path__",
                  "__warningregistry__"}  # fmt: skip
-# pytest's own modules and the standard ones a test's checks and its report go through
-# (not `sys` or `warnings`: a package may set its own excepthook or showwarning; tracing
-# is watched apart)
-_WATCH_TOP = ("_pytest", "pluggy", "pytest", "py", "unittest")
-_WATCH_EXACT = ("builtins", "functools", "traceback", "contextlib", "ast", "operator",
-                "inspect", "types", "re", "math")  # fmt: skip
 
 
 class Checks:
@@ -82,7 +71,7 @@ class Checks:
             where = _getattr(sys.modules.get(name), "__file__", None)
             if where:
                 self.lib_dirs.append(_dirname(_realpath(where)) + _SEP)
-        self.plugin_dirs = _plugin_dirs(plugins)
+        self.plugin_dirs = _snap.plugin_dirs(plugins)
         self.lib_dirs += self.plugin_dirs
         rewriting = sys.modules.get("_pytest.assertion.rewrite")
         self.rewrite = _getattr(rewriting, "rewrite_asserts", None)
@@ -104,7 +93,9 @@ class Checks:
         # each module loaded now, as it was (what a test module's imports must still hold)
         self.modules = {n: m for n, m in list(sys.modules.items()) if _type(m) is _MODULE}
         self.spaces = {n: dict(vars(m)) for n, m in self.modules.items()}
-        self.snapshot = _snapshot()
+        self.snapshot = _snap.snapshot()
+        self.classes = [(v, set(vars(v))) for h, _, v, _ in self.snapshot
+                        if _type(h) is dict and _snap.pytests(v)]  # fmt: skip
         self.codes = {}  # id -> (code, genuine)
         for _, _, value, code in self.snapshot:  # loaded before any code of the patch ran
             if code is not None:
@@ -184,14 +175,21 @@ class Checks:
             return self.trusted(obj.__func__)
         if kind in _BUILTIN or kind is _MODULE:
             return True
+        if kind is property:  # (round nine C1: pytest's `obj` property swapped)
+            return all(self.trusted(f) for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
+        if kind in (staticmethod, classmethod):
+            return self.trusted(obj.__func__)
         if _isinstance(obj, type):
             for klass in obj.__mro__:
-                for value in list(vars(klass).values()):
+                for key, value in list(vars(klass).items()):
                     inner = _getattr(value, "__func__", value)
-                    if _type(inner) is not _FUNC:
+                    if _type(value) is property:
+                        inner = value
+                    elif _type(inner) is not _FUNC:
                         continue
-                    generated = inner.__code__.co_filename.startswith("<")  # dataclasses, attrs
-                    if not generated and not self.genuine(inner.__code__):
+                    elif _snap.generated(klass, key, inner):
+                        continue
+                    if not self.trusted(inner):
                         return False
             return True
         func = _getattr(obj, "func", None)  # functools.partial
@@ -211,8 +209,8 @@ class Checks:
         if held is None:
             return []
         found = []
-        qual, name = _qualname(item)
-        func = _test_function(item)
+        qual, name = _snap.qualname(item)
+        func = _snap.test_function(item)
         if func is not None:
             func = _getattr(func, "__func__", func)
             wanted = held.by_qual.get(qual) or held.by_name.get(name)
@@ -226,7 +224,7 @@ class Checks:
         if _type(module) is _MODULE:
             found += self._globals(module, held)
         if not held.marks_xfail and not self._conftests_mark(path):
-            if any(m == "xfail" for m in _marks(item)):
+            if any(m == "xfail" for m in _snap.marks(item)):
                 found.append("it carries an xfail marker no source names")
         return found
 
@@ -315,7 +313,7 @@ class Checks:
             if not self.trusted(_type(caller)):
                 kind = _type(caller).__name__
                 return [f"hook {name} is called through a {kind} of no genuine file"]
-            for impl in _impls(caller):
+            for impl in _snap.impls(caller):
                 func = _getattr(impl, "function", None)
                 if func is not None and not self.trusted(func):
                     code = _getattr(_getattr(func, "__func__", func), "__code__", None)
@@ -325,7 +323,12 @@ class Checks:
         return []
 
     def internals(self):
-        """Findings on the watched modules' functions and classes rebound since load."""
+        """Findings on the watched modules' functions and classes rebound since load, and
+        on a descriptor added to one of those classes since."""
+        for klass, names in self.classes:
+            for key, value in list(vars(klass).items()):
+                if key not in names and _snap.descriptor(value) and not self.trusted(value):
+                    return [f"{klass.__qualname__}.{key} was added after the judge's plugin loaded"]
         for holder, key, value, code in self.snapshot:
             space = holder if _type(holder) is dict else vars(holder)
             now = space.get(key, value)
@@ -344,76 +347,3 @@ class Checks:
             return None
         code = _getattr(_getattr(func, "__func__", func), "__code__", None)
         return f"a trace function from {_getattr(code, 'co_filename', '?')} was set"
-
-
-def _snapshot():
-    """(namespace, name, value, its code) for the functions and classes of the watched
-    modules, and for the functions of those classes."""
-    out = []
-    for name, mod in list(sys.modules.items()):
-        if _type(mod) is not _MODULE:
-            continue
-        if name not in _WATCH_EXACT and name.split(".")[0] not in _WATCH_TOP:
-            continue
-        space = vars(mod)
-        for key, value in list(space.items()):
-            kind = _type(value)
-            if kind is _FUNC or kind in _BUILTIN or _isinstance(value, type):
-                out.append((space, key, value, _getattr(value, "__code__", None)))
-            if _isinstance(value, type) and _getattr(value, "__module__", None) == name:
-                for attr, inner in list(vars(value).items()):
-                    func = _getattr(inner, "__func__", inner)
-                    if _type(func) is _FUNC:
-                        out.append((value, attr, inner, func.__code__))
-    return out
-
-
-def _plugin_dirs(plugins):
-    """The package folders (or module files) of the image's plugins, found without
-    importing them."""
-    from importlib.machinery import PathFinder
-
-    out = []
-    for name in plugins:
-        try:
-            spec = PathFinder.find_spec(name.split(".")[0], sys.path)
-        except Exception:  # noqa: BLE001 - a broken path entry
-            spec = None
-        origin = _getattr(spec, "origin", None)
-        if origin and _isabs(origin):
-            real = _realpath(origin)
-            out.append(_dirname(real) + _SEP if real.endswith("__init__.py") else real)
-    return out
-
-
-def _impls(caller):
-    get = _getattr(caller, "get_hookimpls", None)
-    if get is not None:
-        try:
-            return list(get())
-        except Exception:  # noqa: BLE001 - not pluggy's caller: the internals check says so
-            return []
-    old = [_getattr(caller, n, None) or [] for n in ("_nonwrappers", "_wrappers")]
-    return [impl for group in old for impl in group]
-
-
-def _qualname(item):
-    classes = [n.name for n in item.listchain() if _type(n).__name__ == "Class"]
-    name = _getattr(item, "originalname", None) or item.name.split("[")[0]
-    return ".".join(classes + [name]), name
-
-
-def _test_function(item):
-    """What pytest will call: the module's or class's function; for a unittest case, the
-    class attribute unittest looks up when it runs."""
-    cls = _getattr(item, "cls", None)
-    if _type(item).__name__ == "TestCaseFunction" and cls is not None:
-        return _getattr(cls, _getattr(item, "originalname", None) or item.name, None)
-    return _getattr(item, "obj", None)
-
-
-def _marks(item):
-    try:
-        return [m.name for m in item.iter_markers()]
-    except Exception:  # noqa: BLE001 - an old pytest
-        return ["xfail"] if item.get_closest_marker("xfail") is not None else []

@@ -42,9 +42,6 @@ import pytest
 
 _NONCE = os.environ.pop("DGM_STREAM", "")
 _getpid = os.getpid
-_kill = os.kill
-_write = os.write
-_fstat = os.fstat
 _dumps = json.dumps
 _STATE = {
     "pid": _getpid(),
@@ -60,26 +57,47 @@ _RAISED = {}  # node id -> what its function raised, as the innermost pyfunc_cal
 _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
 
 
-def _emit(record):
-    fd = _STATE["fd"]
-    if fd < 0:
+def _open_stream():
+    """(fd, (st_dev, st_ino)): a duplicate of the exec's stdout, made before pytest
+    captures anything; (-1, None) without a nonce."""
+    if not _NONCE:
+        return -1, None
+    try:
+        fd = os.dup(1)
+        st = os.fstat(fd)
+        return fd, (st.st_dev, st.st_ino)
+    except OSError:
+        return -1, None
+
+
+_FD, _PIPE = _open_stream()
+_DEAD = []  # set once the stream's fd was found closed or re-pointed
+_STATE["fd"], _STATE["pipe"] = _FD, _PIPE
+
+
+# What these functions use is bound when they are made (defaults): rebinding this module's
+# names changes nothing, and the audit hook refuses a change to a function's defaults or
+# code (round nine C2 silenced the plugin through its globals).
+def _emit(record, _fd=_FD, _pipe=_PIPE, _nonce=_NONCE, _fstat=os.fstat, _write=os.write,
+          _getpid=os.getpid, _kill=os.kill, _dumps=json.dumps, _dead=_DEAD):  # fmt: skip
+    if _fd < 0 or _dead:
         return
     try:
-        st = _fstat(fd)
-        same = (st.st_dev, st.st_ino) == _STATE["pipe"]
+        st = _fstat(_fd)
+        same = (st.st_dev, st.st_ino) == _pipe
     except OSError:
         same = False
     if not same:  # closed or re-pointed (round eight A3, A3b; nine B4): this session's
-        _STATE["fd"] = -1  # results can no longer be vouched for, so it ends here, with
+        _dead.append(True)  # results can no longer be vouched for, so it ends here, with
         _kill(_getpid(), 9)  # none (a report already written has a stream without its end)
         return
     record["pid"] = _getpid()
     # one write under PIPE_BUF is atomic: never split by what pytest writes
-    data = f"@@dgm-stream:{_NONCE} {_dumps(record, sort_keys=True)}\n"
+    data = f"@@dgm-stream:{_nonce} {_dumps(record, sort_keys=True)}\n"
     data = data.encode("utf-8", "replace")
     data = data if len(data) < 4000 else data[:3999] + b"\n"  # unreadable, so not counted
     try:
-        _write(fd, data)
+        _write(_fd, data)
     except OSError:
         pass
 
@@ -90,12 +108,6 @@ def _forked():
 
 
 if _NONCE:
-    try:
-        _STATE["fd"] = os.dup(1)  # the exec's stdout: pytest has not captured fd 1 yet
-        _st = os.fstat(_STATE["fd"])
-        _STATE["pipe"] = (_st.st_dev, _st.st_ino)
-    except OSError:
-        _STATE["fd"] = -1
     _emit({"ev": "start", "ppid": os.getppid()})
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_forked)
@@ -133,9 +145,9 @@ _BOUND = _watched() if _NONCE else []
 _SAID = set()
 
 
-def _finding(what, test=None):
-    if (what, test) not in _SAID:
-        _SAID.add((what, test))
+def _finding(what, test=None, _said=_SAID, _emit=_emit):
+    if (what, test) not in _said:
+        _said.add((what, test))
         _emit({"ev": "x", "what": what, "id": test} if test else {"ev": "x", "what": what})
 
 
@@ -179,12 +191,20 @@ if _CHECKS is not None:
     sys.setprofile = _judged_setprofile
 
 
-def _audit(event, args):
+_OWN = set()  # ids of this module's functions and classes (filled at its end)
+
+
+def _audit(event, args, _finding=_finding, _own=_OWN, _id=id):
     """An audit hook of the judge's, added before any code of the patch runs (Python
     3.8+): no later hook is let in (round nine B3 timed a swap of `item.runtest` by one),
-    and a read of the process's environment or memory through /proc is a finding."""
+    no attribute of this plugin's functions or classes is set (their defaults hold what
+    they use), and a read of the process's environment or memory through /proc is a
+    finding."""
     if event == "sys.addaudithook":
         _finding("an audit hook was added after the judge's plugin loaded")
+        raise RuntimeError("refused by the judge")
+    if event in ("object.__setattr__", "object.__delattr__") and args and _id(args[0]) in _own:
+        _finding(f"the judge's plugin was changed ({args[1]!s:.40})")
         raise RuntimeError("refused by the judge")
     if event == "open" and args and isinstance(args[0], str) and args[0].startswith("/proc/"):
         if args[0].endswith(("/environ", "/mem")):
@@ -353,3 +373,8 @@ def _digest(path):
             return hashlib.sha256(handle.read()).hexdigest()
     except (OSError, TypeError):
         return ""
+
+
+_OWN.update(id(v) for v in list(globals().values()) if callable(v) and
+            getattr(v, "__module__", None) == __name__)  # fmt: skip
+_OWN.update(id(v) for v in list(vars(_Stream).values()) if callable(v))
