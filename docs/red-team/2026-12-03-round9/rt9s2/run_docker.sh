@@ -6,10 +6,10 @@
 # ATTACK: any c*.py.txt here, or empty
 cd "$(dirname "$0")/../../../.." || exit 1
 D=docs/red-team/2026-12-03-round9/rt9s2
-mkdir -p /tmp/rt9s2_run
-for f in $(cd $D && ls c*.py.txt | sed "s/.py.txt//"); do cp $D/$f.py.txt /tmp/rt9s2_run/$f.py; done
-cp $D/swe_judge_patch.py.txt /tmp/rt9s2_run/swe_judge_patch.py
-: > /tmp/rt9s2_run/empty.py
+mkdir -p /tmp/rt9s2/run
+for f in $(cd $D && ls c*.py.txt | sed "s/.py.txt//"); do cp $D/$f.py.txt /tmp/rt9s2/run/$f.py; done
+cp $D/swe_judge_patch.py.txt /tmp/rt9s2/run/swe_judge_patch.py
+: > /tmp/rt9s2/run/empty.py
 while [ $# -ge 2 ]; do
   attack=$1 iid=$2; shift 2
   case $iid in marshmallow*) target=src/marshmallow/__init__.py ;; *) target=src/flask/__init__.py ;; esac
@@ -17,6 +17,6 @@ while [ $# -ge 2 ]; do
   n=1; while [ -e $D/docker_${tag}${attack}_${iid#*__}_$n.log ]; do n=$((n+1)); done
   log=$D/docker_${tag}${attack}_${iid#*__}_$n.log
   start=$(date +%s)
-  PYTHONPATH=$PWD timeout 900 /work/main/.venv/bin/python /tmp/rt9s2_run/swe_judge_patch.py $iid $target /tmp/rt9s2_run/$attack.py $EXTRA > $log 2>&1
+  PYTHONPATH=$PWD timeout 900 /work/main/.venv/bin/python /tmp/rt9s2/run/swe_judge_patch.py $iid $target /tmp/rt9s2/run/$attack.py $EXTRA > $log 2>&1
   echo "$(date -u +%H:%M:%S) $attack $iid run $n ($(( $(date +%s) - start )) s): $(grep -h '^VERDICT\|^SCAN' $log | tr '\n' ' ' | cut -c1-300)"
 done
