@@ -59,7 +59,9 @@ def _evidence(records: stream.Records, statuses: dict[str, str], relevant=lambda
      # the second pass (rt9s2), on the judge with the checks above
      ("c1_property_obj", "PyobjMixin.obj was replaced"),
      ("c2_silence_said", "from_item_and_call was replaced"),
-     ("c3_generated_tracer", "a trace function from")],
+     ("c3_generated_tracer", "a trace function from"),
+     # the third pass (rt9s3)
+     ("d4_sibling_impls", "hook pytest_pyfunc_call has an implementation from")],
 )  # fmt: skip
 def test_a_failure_made_to_pass_in_pytests_process_is_seen(
     tmp_path: Path, attack: str, found: str
@@ -70,6 +72,17 @@ def test_a_failure_made_to_pass_in_pytests_process_is_seen(
     evidence = _evidence(records, statuses)
     said = records.findings + [what for _, what in records.test_findings]
     assert evidence is not None and any(found in what for what in said), (said, log[-3000:])
+
+
+def test_findings_said_in_advance_do_not_silence_the_plugin(tmp_path: Path) -> None:
+    """Red team round nine D1: the plugin's record of what it had reported was filled in
+    advance with the strings its checks would report, so none was written. There is no
+    such record now (every finding is written, the host reads them): the attack cannot
+    silence anything and gets no pass."""
+    package = (ATTACKS / "d1_seed_said.py.txt").read_text()
+    log, statuses, records = _run(tmp_path, package)
+    passed = statuses.get("tests/test_x.py::test_fixed") == "PASSED"
+    assert not passed or _evidence(records, statuses) is not None, log[-3000:]
 
 
 def test_an_audit_hook_added_by_the_package_is_refused(tmp_path: Path) -> None:

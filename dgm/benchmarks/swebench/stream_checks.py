@@ -44,6 +44,18 @@ _FUNC = types.FunctionType
 _METHOD = types.MethodType
 _MODULE = types.ModuleType
 _BUILTIN = _snap.BUILTIN
+# bound now, like the builtins above: rebinding a sibling module's names changes nothing
+# here (round nine D4 replaced `impls` so the hook check skipped the package's hook)
+_compile_variants = _code.compile_variants
+_plugin_dirs = _snap.plugin_dirs
+_snapshot = _snap.snapshot
+_pytests = _snap.pytests
+_generated = _snap.generated
+_qualname = _snap.qualname
+_test_function = _snap.test_function
+_marks = _snap.marks
+_impls = _snap.impls
+_descriptor = _snap.descriptor
 _stat = os.stat
 _realpath = os.path.realpath
 _dirname = os.path.dirname
@@ -71,7 +83,7 @@ class Checks:
             where = _getattr(sys.modules.get(name), "__file__", None)
             if where:
                 self.lib_dirs.append(_dirname(_realpath(where)) + _SEP)
-        self.plugin_dirs = _snap.plugin_dirs(plugins)
+        self.plugin_dirs = _plugin_dirs(plugins)
         self.lib_dirs += self.plugin_dirs
         rewriting = sys.modules.get("_pytest.assertion.rewrite")
         self.rewrite = _getattr(rewriting, "rewrite_asserts", None)
@@ -93,9 +105,9 @@ class Checks:
         # each module loaded now, as it was (what a test module's imports must still hold)
         self.modules = {n: m for n, m in list(sys.modules.items()) if _type(m) is _MODULE}
         self.spaces = {n: dict(vars(m)) for n, m in self.modules.items()}
-        self.snapshot = _snap.snapshot()
+        self.snapshot = _snapshot()
         self.classes = [(v, set(vars(v))) for h, _, v, _ in self.snapshot
-                        if _type(h) is dict and _snap.pytests(v)]  # fmt: skip
+                        if _type(h) is dict and _pytests(v)]  # fmt: skip
         self.codes = {}  # id -> (code, genuine)
         for _, _, value, code in self.snapshot:  # loaded before any code of the patch ran
             if code is not None:
@@ -120,7 +132,7 @@ class Checks:
                 source = handle.read()
             rewritten = (path in self.judged_paths or os.path.basename(path) == "conftest.py"
                          or any(path.startswith(d) for d in self.plugin_dirs))  # fmt: skip
-            held = _code.compile_variants(source, path, self.rewrite, rewritten)
+            held = _compile_variants(source, path, self.rewrite, rewritten)
         except Exception:  # noqa: BLE001 - missing, or not Python: it holds no genuine code
             pass
         self.held[path] = held
@@ -187,7 +199,7 @@ class Checks:
                         inner = value
                     elif _type(inner) is not _FUNC:
                         continue
-                    elif _snap.generated(klass, key, inner):
+                    elif _generated(klass, key, inner):
                         continue
                     if not self.trusted(inner):
                         return False
@@ -202,15 +214,15 @@ class Checks:
     def judged(self, item):
         return _realpath(str(_getattr(item, "fspath", ""))) in self.tests
 
-    def test(self, item):
+    def test(self, item, _qualname=_qualname, _test_function=_test_function, _marks=_marks):
         """Findings on a test of the command's files, before pytest calls it."""
         path = _realpath(str(_getattr(item, "fspath", "")))
         held = self.tests.get(path)
         if held is None:
             return []
         found = []
-        qual, name = _snap.qualname(item)
-        func = _snap.test_function(item)
+        qual, name = _qualname(item)
+        func = _test_function(item)
         if func is not None:
             func = _getattr(func, "__func__", func)
             wanted = held.by_qual.get(qual) or held.by_name.get(name)
@@ -224,7 +236,7 @@ class Checks:
         if _type(module) is _MODULE:
             found += self._globals(module, held)
         if not held.marks_xfail and not self._conftests_mark(path):
-            if any(m == "xfail" for m in _snap.marks(item)):
+            if any(m == "xfail" for m in _marks(item)):
                 found.append("it carries an xfail marker no source names")
         return found
 
@@ -306,14 +318,14 @@ class Checks:
             return None
         return f"pytest.xfail was called from {caller.f_code.co_filename}"
 
-    def hooks(self, pluginmanager):
+    def hooks(self, pluginmanager, _impls=_impls):
         """Findings on the hook implementations registered now."""
         relay = _getattr(pluginmanager, "hook", None)
         for name, caller in list(vars(relay).items()) if relay is not None else ():
             if not self.trusted(_type(caller)):
                 kind = _type(caller).__name__
                 return [f"hook {name} is called through a {kind} of no genuine file"]
-            for impl in _snap.impls(caller):
+            for impl in _impls(caller):
                 func = _getattr(impl, "function", None)
                 if func is not None and not self.trusted(func):
                     code = _getattr(_getattr(func, "__func__", func), "__code__", None)
@@ -322,12 +334,12 @@ class Checks:
                     return [f"hook {name} has an implementation from {where} (plugin {plugin})"]
         return []
 
-    def internals(self):
+    def internals(self, _descriptor=_descriptor):
         """Findings on the watched modules' functions and classes rebound since load, and
         on a descriptor added to one of those classes since."""
         for klass, names in self.classes:
             for key, value in list(vars(klass).items()):
-                if key not in names and _snap.descriptor(value) and not self.trusted(value):
+                if key not in names and _descriptor(value) and not self.trusted(value):
                     return [f"{klass.__qualname__}.{key} was added after the judge's plugin loaded"]
         for holder, key, value, code in self.snapshot:
             space = holder if _type(holder) is dict else vars(holder)

@@ -142,13 +142,12 @@ def _watched():
 
 
 _BOUND = _watched() if _NONCE else []
-_SAID = set()
 
 
-def _finding(what, test=None, _said=_SAID, _emit=_emit):
-    if (what, test) not in _said:
-        _said.add((what, test))
-        _emit({"ev": "x", "what": what, "id": test} if test else {"ev": "x", "what": what})
+def _finding(what, test=None, _emit=_emit):
+    # every time it is found: the host reads them (no record of what was said, which
+    # code in the process could fill in advance: round nine D1)
+    _emit({"ev": "x", "what": what, "id": test} if test else {"ev": "x", "what": what})
 
 
 def _load_checks():
@@ -378,3 +377,6 @@ def _digest(path):
 _OWN.update(id(v) for v in list(globals().values()) if callable(v) and
             getattr(v, "__module__", None) == __name__)  # fmt: skip
 _OWN.update(id(v) for v in list(vars(_Stream).values()) if callable(v))
+if _CHECKS is not None:  # the checks' class and its methods too (their defaults hold helpers)
+    _OWN.add(id(type(_CHECKS)))
+    _OWN.update(id(v) for v in list(vars(type(_CHECKS)).values()) if callable(v))
