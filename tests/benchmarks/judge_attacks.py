@@ -10,6 +10,7 @@ the hidden test files (what a hostile agent would read at run time).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,11 @@ class Attack:
     notes: list[str] = field(default_factory=list)
     exercise: str = ""
     """The exercise it runs on (default: EXERCISES[language])."""
+
+
+def go_file(path: Path, package: str) -> str:
+    """A stored Go attack file (written as `package erratum`) moved into `package`."""
+    return path.read_text().replace("package erratum", f"package {package}", 1)
 
 
 EXERCISES = {"python": "affine-cipher", "go": "octal", "rust": "acronym", "cpp": "perfect-numbers",

@@ -18,23 +18,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .judge_attacks import Attack
+from .judge_attacks import Attack, go_file
 
 _DIR = Path(__file__).parent / "attacks_round8"
-
-
-def _memhook(package: str) -> str:
-    text = (_DIR / "go_memhook.go.txt").read_text()
-    return text.replace("package erratum", f"package {package}", 1)
+_HOOK = _DIR / "go_memhook.go.txt"
 
 
 ALL = [
     Attack("test_unfailed_through_proc_mem", "go",
            {"@solution": (_DIR / "go_paasio.go.txt").read_text(),
-            "memhook.go": _memhook("paasio")}, stub=True, exercise="paasio"),
+            "memhook.go": go_file(_HOOK, "paasio")}, stub=True, exercise="paasio"),
     Attack("test_unfailed_through_proc_mem_goroutines", "go",
            {"@solution": (_DIR / "go_robot_simulator.go.txt").read_text(),
-            "memhook.go": _memhook("robot")}, stub=True, exercise="robot-simulator"),
+            "memhook.go": go_file(_HOOK, "robot")},
+           stub=True, exercise="robot-simulator"),
     Attack("test_desc_rewritten_from_panic_hook", "rust",
            {"@solution": (_DIR / "rust_xorcism.rs.txt").read_text()}, stub=True,
            exercise="xorcism"),

@@ -13,21 +13,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .judge_attacks import Attack
+from .judge_attacks import Attack, go_file
 
 _DIR = Path(__file__).parent / "attacks_round9"
-
-
-def _kcopy(package: str) -> str:
-    text = (_DIR / "go_kcopy.go.txt").read_text()
-    return text.replace("package erratum", f"package {package}", 1)
+_HOOK = _DIR / "go_kcopy.go.txt"
 
 
 ALL = [
     Attack("test_unfailed_through_syscall_buffers", "go",
            {"@solution": (_DIR / "go_paasio.go.txt").read_text(),
-            "kcopy.go": _kcopy("paasio")}, tampered=True, stub=True, exercise="paasio"),
+            "kcopy.go": go_file(_HOOK, "paasio")},
+           tampered=True, stub=True, exercise="paasio"),
     Attack("test_unfailed_through_syscall_buffers_goroutines", "go",
            {"@solution": (_DIR / "go_robot_simulator.go.txt").read_text(),
-            "kcopy.go": _kcopy("robot")}, tampered=True, stub=True, exercise="robot-simulator"),
+            "kcopy.go": go_file(_HOOK, "robot")},
+           tampered=True, stub=True, exercise="robot-simulator"),
 ]  # fmt: skip
