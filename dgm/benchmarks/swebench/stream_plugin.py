@@ -166,28 +166,24 @@ def _load_checks():
 
 
 _CHECKS = _load_checks() if _NONCE and __name__.startswith("dgm_judge_stream_") else None
+# the checks and their class, bound into every function that uses them (defaults): a
+# rebound module name or an instance attribute shadowing a method changes nothing
+_KIND = type(_CHECKS)
 if _CHECKS is not None:
-    _settrace = sys.settrace
 
-    def _judged_settrace(func):
-        found = _CHECKS.tracer(func)
+    def _judged_settrace(func, _checks=_CHECKS, _kind=_KIND, _set=sys.settrace):
+        found = _kind.tracer(_checks, func)
         if found:
             _finding(found)
-        return _settrace(func)
+        return _set(func)
 
-    sys.settrace = _judged_settrace
-
-
-if _CHECKS is not None:
-    _setprofile = sys.setprofile
-
-    def _judged_setprofile(func):
-        found = _CHECKS.tracer(func)
+    def _judged_setprofile(func, _checks=_CHECKS, _kind=_KIND, _set=sys.setprofile):
+        found = _kind.tracer(_checks, func)
         if found:
             _finding(found.replace("trace function", "profile function"))
-        return _setprofile(func)
+        return _set(func)
 
-    sys.setprofile = _judged_setprofile
+    sys.settrace, sys.setprofile = _judged_settrace, _judged_setprofile
 
 
 _OWN = set()  # ids of this module's functions and classes (filled at its end)
@@ -214,21 +210,21 @@ if _NONCE and hasattr(sys, "addaudithook"):
     sys.addaudithook(_audit)
 
 
-def _check_process(config):
+def _check_process(config, _checks=_CHECKS, _kind=_KIND, _finding=_finding, _state=_STATE):
     """The hooks, pluggy's executor and pytest's internals, by provenance (stream_checks),
     and the trace and profile functions now set."""
-    if _CHECKS is None:
+    if _checks is None:
         return
-    found = _CHECKS.hooks(config.pluginmanager) + _CHECKS.internals()
+    found = _kind.hooks(_checks, config.pluginmanager) + _kind.internals(_checks)
     manager = config.pluginmanager
-    executor = vars(manager).get("_inner_hookexec", _STATE["hookexec"])
-    if manager is _STATE["manager"] and executor is not _STATE["hookexec"]:
+    executor = vars(manager).get("_inner_hookexec", _state["hookexec"])
+    if manager is _state["manager"] and executor is not _state["hookexec"]:
         found.append("pluggy's hook executor was replaced (hook call monitoring)")
     threading = sys.modules.get("threading")
     for label, func in (("trace", sys.gettrace()), ("profile", sys.getprofile()),
                         ("thread trace", getattr(threading, "_trace_hook", None)),
                         ("thread profile", getattr(threading, "_profile_hook", None))):  # fmt: skip
-        problem = _CHECKS.tracer(func)
+        problem = _kind.tracer(_checks, func)
         if problem:
             found.append(f"{problem.replace('a trace function', 'a ' + label + ' function')}")
     for what in found:
@@ -252,7 +248,7 @@ class _Stream:
         if getattr(outcome, "excinfo", None) is not None:
             _RAISED[pyfuncitem.nodeid] = getattr(outcome.excinfo[0], "__name__", "?")
 
-    def pytest_runtest_makereport(self, item, call):
+    def pytest_runtest_makereport(self, item, call, _checks=_CHECKS, _kind=_KIND):
         outcome = yield
         raised = _RAISED.pop(item.nodeid, None) if call.when == "call" else None
         if raised and call.excinfo is None and item.config is self.config:
@@ -269,17 +265,17 @@ class _Stream:
         if report.outcome == "passed" and not hasattr(report, "wasxfail"):
             kind = getattr(call.excinfo, "typename", "an exception")
             _finding(f"{report.nodeid} raised {kind} but its report says passed")
-        elif hasattr(report, "wasxfail") and _CHECKS is not None and _CHECKS.judged(item):
-            found = _CHECKS.xfail_call(call.excinfo)
+        elif hasattr(report, "wasxfail") and _checks is not None and _kind.judged(_checks, item):
+            found = _kind.xfail_call(_checks, call.excinfo)
             if found:
                 _finding(found, self._shown(item.nodeid))
 
-    def pytest_runtest_call(self, item):
-        if _CHECKS is not None and _CHECKS.judged(item):
+    def pytest_runtest_call(self, item, _checks=_CHECKS, _kind=_KIND, _process=_check_process):
+        if _checks is not None and _kind.judged(_checks, item):
             shown = self._shown(item.nodeid)
-            for found in _CHECKS.test(item):
+            for found in _kind.test(_checks, item):
                 _finding(found, shown)
-        _check_process(self.config)
+        _process(self.config)
         yield
 
     def _shown(self, nodeid):
@@ -378,5 +374,5 @@ _OWN.update(id(v) for v in list(globals().values()) if callable(v) and
             getattr(v, "__module__", None) == __name__)  # fmt: skip
 _OWN.update(id(v) for v in list(vars(_Stream).values()) if callable(v))
 if _CHECKS is not None:  # the checks' class and its methods too (their defaults hold helpers)
-    _OWN.add(id(type(_CHECKS)))
-    _OWN.update(id(v) for v in list(vars(type(_CHECKS)).values()) if callable(v))
+    _OWN.add(id(_KIND))
+    _OWN.update(id(v) for v in list(vars(_KIND).values()) if callable(v))
