@@ -62,7 +62,8 @@ def main() -> None:
     ids = read_id_file(Path(args.ids[1:])) if args.ids.startswith("@") else args.ids.split(",")
     tasks = SweTasks(args.data)
     extra: list[float] = []
-    print(f"{'instance':<40} {'before s':>9} {'copies s':>9} {'extra s':>8}  copies  resolved")
+    before, after = ("baseline s", "this s") if args.baseline else ("before s", "copies s")
+    print(f"{'instance':<40} {before:>10} {after:>9} {'extra s':>8}  copies  resolved")
     for iid in ids:
         task = tasks.task(iid)
         started = time.monotonic()
@@ -79,7 +80,7 @@ def main() -> None:
         copies = after.details.get("copies") or {}
         count = len(copies.get("must_fail", {})) + len(copies.get("must_pass", {}))
         extra.append((end - mid) - (mid - started))
-        print(f"{iid:<40} {mid - started:>9.1f} {end - mid:>9.1f} {extra[-1]:>8.1f}  "
+        print(f"{iid:<40} {mid - started:>10.1f} {end - mid:>9.1f} {extra[-1]:>8.1f}  "
               f"{count:>6}  {old_resolved}/{after.resolved}")  # fmt: skip
     print(f"median extra per task: {statistics.median(extra):.1f} s over {len(extra)} instances")
 
