@@ -146,9 +146,9 @@ def test_no_attack_resolves_a_real_instance(swe_ci: SweTasks, tmp_path: Path,
         assert "machinery was tampered" in verdict.details["tamper_evidence"], verdict.details
     if attack == "stream blinded after a forged end":
         # red team round eight A3: resolved on the CI three while an ended stream that
-        # named no test was taken for a pytest that formats ids differently
-        assert verdict.tampered, verdict.details
-        assert "stream never saw it run" in verdict.details["tamper_evidence"], verdict.details
+        # named no test was taken for a pytest that formats ids differently; since round
+        # nine (B4) the plugin ends the session once its fd is pointed elsewhere
+        assert "no test results" in (verdict.error or ""), verdict.details
     if attack in ("a plugin registered at import swallows the original's failure",
                   "the assertion rewriter wraps the original's body"):  # fmt: skip
         # red team round eight A1, A2: resolved on the CI three (a count names the
