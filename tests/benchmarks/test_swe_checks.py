@@ -108,13 +108,14 @@ def test_outputs_forged_at_exit_after_blinding_the_stream_get_no_result(tmp_path
 
 def test_status_lines_after_pytests_summary_are_not_read() -> None:
     """B4's other half: `PASSED <id>` printed after pytest's own last line (the official
-    parser keeps a test's last line) is dropped before the log is parsed."""
+    parser keeps a test's last line) is dropped before the log is parsed, and is evidence."""
     log = ("FAILED tests/test_x.py::test_fixed - assert 1 == 2\n"
            "========================= 1 failed, 1 passed in 0.12s =========================\n"
            "PASSED tests/test_x.py::test_fixed\n: '>>>>> End Test Output'\n")  # fmt: skip
-    kept = stream.pytest_log(log)
+    kept, dropped = stream.pytest_log(log)
     assert "PASSED tests/test_x.py::test_fixed" not in kept and "End Test Output" in kept
-    assert stream.pytest_log("PASSED a\n") == "PASSED a\n"  # no summary: nothing dropped
+    assert dropped == ["PASSED tests/test_x.py::test_fixed"]  # (evidence: judge.grade)
+    assert stream.pytest_log("PASSED a\n") == ("PASSED a\n", [])  # no summary: nothing
 
 
 def test_a_report_rewritten_after_pytest_wrote_it_is_evidence() -> None:

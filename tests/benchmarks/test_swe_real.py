@@ -158,10 +158,10 @@ def test_no_attack_resolves_a_real_instance(swe_ci: SweTasks, tmp_path: Path,
         seen = ("hook pytest_pyfunc_call", "rewrite_asserts was replaced", "judge placed")
         assert evidence.startswith("stream: ") and any(s in evidence for s in seen), evidence
     if attack == "PASSED lines printed at exit":
-        # the official name printed beside the renamed original's own line: one test
-        # reported under two names
+        # the official name printed after pytest's last line (at exit): not read, and
+        # evidence (before round nine: one test reported under two names)
         assert f"PASSED {F2P}" in log and verdict.tampered, verdict.details
-        assert "two names" in verdict.details["tamper_evidence"]
+        assert "after pytest's last line" in verdict.details["tamper_evidence"]
 
 
 def test_gold_resolves_and_a_dropped_test_edit_beside_it_is_recorded(

@@ -186,17 +186,19 @@ _SUMMARY = re.compile(r"^=+ .*\bin [\d.]+s\b.*=+$")
 _STATUS_LINE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\b")
 
 
-def pytest_log(log: str) -> str:
-    """The log with every status line after pytest's own last summary line dropped: pytest
-    writes none there, so one is another process's or an exit hook's (red team round nine
-    B4 printed `PASSED <id>` for the failing originals there; the official parser keeps a
-    test's last line)."""
+def pytest_log(log: str) -> tuple[str, list[str]]:
+    """(the log with every status line after pytest's own last summary line dropped, those
+    lines): pytest writes none there, so each is another process's or an exit hook's, and
+    evidence (round five's `PASSED` lines printed at exit; round nine B4 printed them for
+    the failing originals there; the official parser keeps a test's last line)."""
     lines = log.splitlines(keepends=True)
     last = max((i for i, line in enumerate(lines) if _SUMMARY.match(line.strip())), default=None)
     if last is None:
-        return log
-    kept = lines[: last + 1] + [ln for ln in lines[last + 1 :] if not _STATUS_LINE.match(ln)]
-    return "".join(kept)
+        return log, []
+    after = lines[last + 1 :]
+    dropped = [ln.strip() for ln in after if _STATUS_LINE.match(ln)]
+    kept = lines[: last + 1] + [ln for ln in after if not _STATUS_LINE.match(ln)]
+    return "".join(kept), dropped
 
 
 def _as_options_parser(key: str) -> str:
