@@ -353,9 +353,10 @@ class Checks:
             return [f"{label}.{key} was replaced after the judge's plugin loaded"]
         return []
 
-    def tracer(self, func):
-        """A finding if `func`, given to sys.settrace, runs code of no genuine file."""
+    def tracer(self, func, label="trace"):
+        """A finding if `func`, a trace (or profile: `label`) function, runs code of no
+        genuine file."""
         if func is None or self.trusted(func):
             return None
         code = _getattr(_getattr(func, "__func__", func), "__code__", None)
-        return f"a trace function from {_getattr(code, 'co_filename', '?')} was set"
+        return f"a {label} function from {_getattr(code, 'co_filename', '?')} was set"

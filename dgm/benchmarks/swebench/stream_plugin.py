@@ -42,14 +42,11 @@ import pytest
 
 _NONCE = os.environ.pop("DGM_STREAM", "")
 _getpid = os.getpid
-_dumps = json.dumps
 _STATE = {
     "pid": _getpid(),
     "phase": "collect",
-    "fd": -1,
     "n": 0,
     "config": None,
-    "pipe": None,
     "hookexec": None,
     "manager": None,
 }
@@ -72,7 +69,6 @@ def _open_stream():
 
 _FD, _PIPE = _open_stream()
 _DEAD = []  # set once the stream's fd was found closed or re-pointed
-_STATE["fd"], _STATE["pipe"] = _FD, _PIPE
 
 
 # What these functions use is bound when they are made (defaults): rebinding this module's
@@ -169,21 +165,23 @@ _CHECKS = _load_checks() if _NONCE and __name__.startswith("dgm_judge_stream_") 
 # the checks and their class, bound into every function that uses them (defaults): a
 # rebound module name or an instance attribute shadowing a method changes nothing
 _KIND = type(_CHECKS)
-if _CHECKS is not None:
 
-    def _judged_settrace(func, _checks=_CHECKS, _kind=_KIND, _set=sys.settrace):
-        found = _kind.tracer(_checks, func)
+
+def _judged(setter, label, _checks=_CHECKS, _kind=_KIND):
+    """`sys.settrace` or `sys.setprofile`, naming a function of no genuine file it is given."""
+
+    def judged(func, _setter=setter, _label=label, _checks=_checks, _kind=_kind):
+        found = _kind.tracer(_checks, func, _label)
         if found:
             _finding(found)
-        return _set(func)
+        return _setter(func)
 
-    def _judged_setprofile(func, _checks=_CHECKS, _kind=_KIND, _set=sys.setprofile):
-        found = _kind.tracer(_checks, func)
-        if found:
-            _finding(found.replace("trace function", "profile function"))
-        return _set(func)
+    return judged
 
-    sys.settrace, sys.setprofile = _judged_settrace, _judged_setprofile
+
+if _CHECKS is not None:
+    sys.settrace = _judged(sys.settrace, "trace")
+    sys.setprofile = _judged(sys.setprofile, "profile")
 
 
 _OWN = set()  # ids of this module's functions and classes (filled at its end)
@@ -224,9 +222,9 @@ def _check_process(config, _checks=_CHECKS, _kind=_KIND, _finding=_finding, _sta
     for label, func in (("trace", sys.gettrace()), ("profile", sys.getprofile()),
                         ("thread trace", getattr(threading, "_trace_hook", None)),
                         ("thread profile", getattr(threading, "_profile_hook", None))):  # fmt: skip
-        problem = _kind.tracer(_checks, func)
+        problem = _kind.tracer(_checks, func, label)
         if problem:
-            found.append(f"{problem.replace('a trace function', 'a ' + label + ' function')}")
+            found.append(problem)
     for what in found:
         _finding(what)
 
@@ -373,6 +371,9 @@ def _digest(path):
 _OWN.update(id(v) for v in list(globals().values()) if callable(v) and
             getattr(v, "__module__", None) == __name__)  # fmt: skip
 _OWN.update(id(v) for v in list(vars(_Stream).values()) if callable(v))
+_OWN.update(
+    id(f) for f in (sys.settrace, sys.setprofile) if getattr(f, "__module__", "") == __name__
+)
 if _CHECKS is not None:  # the checks' class and its methods too (their defaults hold helpers)
     _OWN.add(id(_KIND))
     _OWN.update(id(v) for v in list(vars(_KIND).values()) if callable(v))
