@@ -345,3 +345,52 @@ def test_no_copy_or_moved_original_lands_after_the_last_test() -> None:
         assert isinstance(tree.body[-1], ast.ClassDef), seed
         methods = [n.name for n in tree.body[-1].body if isinstance(n, ast.FunctionDef)]
         assert methods[-1] == "test_never", (seed, methods)
+
+
+# sympy's unit tests in small: a test sets module state that the next one reads.
+ORDERED = """from units import SCALE, scale_of
+
+
+def test_set_metre():
+    SCALE["unit"] = 1
+    assert scale_of("unit") == 1
+
+
+def test_metre_is_seen():
+    assert scale_of("unit") == 1
+
+
+def test_set_kilometre():
+    SCALE["unit"] = 1000
+    assert scale_of("unit") == 1000
+
+
+def test_kilometre_is_seen():
+    assert scale_of("unit") == 1000
+
+
+def test_last():
+    assert scale_of("none") == 0
+"""
+UNITS = "SCALE = {}\n\ndef scale_of(name):\n    return SCALE.get(name, 0)\n"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_families_stand_where_their_originals_stood_so_shared_state_is_seen_in_order(
+    tmp_path: Path, seed: int
+) -> None:
+    """A copy of a test that sets shared state, run before a real test that reads the state
+    its predecessor left, would refuse a true fix (sympy-24213's gold, 1 draw in 5)."""
+    ids = [f"tests/test_calc.py::{n}" for n in re.findall(r"def (test_\w+)", ORDERED)]
+    plan = plan_copies({"tests/test_calc.py": ORDERED}, ids[:4], ids[4:], random.Random(seed))
+    assert plan is not None and len(set(plan.must_fail.values())) == 3
+    text = plan.files["tests/test_calc.py"]
+    order = [plan.official.get(n, n) for n in re.findall(r"def (test_\w+)", text)
+             if n not in plan.must_fail and n not in plan.must_pass]  # fmt: skip
+    assert order == [i.split("::")[1] for i in ids]
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(text)
+    (tmp_path / "units.py").write_text(UNITS)
+    statuses = run_pytest(tmp_path)
+    assert plan.evidence(statuses, claims_pass=True) == (None, None)
+    assert set(plan.to_official(statuses).values()) == {"PASSED"}, statuses

@@ -6,8 +6,9 @@ class, must-fail copies that change one literal an equality assertion compares (
 built-in exception a `raises` expects) so that the original and its copies form an
 exchangeable family (mutations.py), and must-pass copies left as they are. Each copied
 original and each copy gets a fresh name from one generator, built from the words of the
-file's own test names in its own style, and all of them, originals too, land at random
-places among the file's tests; the copied text is the original's text. The host keeps
+file's own test names in its own style, and each family (the original and its copies)
+stands where the original stood, its members in a random order, so the file's real tests
+keep their order; the copied text is the original's text. The host keeps
 the mapping and maps the fresh names back before the official grading. Anything that
 passes "the tests that touched the solution", or forces passes for tests it cannot name,
 passes a must-fail copy too, whose original passed: that is tampering.
@@ -43,9 +44,6 @@ class Edit:
     start: int  # character offsets into the file's source
     end: int
     text: str
-    inner: bool = False
-    """Goes inside a class: at the same offset as a module-level insertion (the class's
-    end), it must come first."""
 
 
 @dataclass
@@ -116,35 +114,27 @@ def plan_copies(
         text = sources[test.file]
         fresh = names.draw(test.file)
         official[fresh] = test.official
-        # the renamed original moves to a random place too: every member of a family is
-        # placed by the same draw, so file order does not tell the original either
-        edits[test.file].append(_removal(text, test))
-        edits[test.file].append(_insertion(text, test, _segment(text, test.node, fresh, []), rng))
+        members = [_segment(text, test.node, fresh, [])]
         if not site:
             copy = names.draw(test.file)
             must_pass[copy] = fresh
-            segment = _segment(text, test.node, copy, [])
-            edits[test.file].append(_insertion(text, test, segment, rng))
-            continue
-        if site[0].exception and test.f2p and not _reads_type(test.node):
+            members.append(_segment(text, test.node, copy, []))
+        elif site[0].exception and test.f2p and not _reads_type(test.node):
             # must-pass copies expecting what catches every member: a forger betting on
             # one member of a raise-only family fails these (their original passed)
             for sup in holdings.common_superclasses(rng):
                 extra_name = names.draw(test.file)
                 must_pass[extra_name] = fresh
                 changed = [Edit(s.start, s.end, sup) for s in site]
-                segment = _segment(text, test.node, extra_name, changed)
-                edits[test.file].append(_insertion(text, test, segment, rng))
-        for new in family:
+                members.append(_segment(text, test.node, extra_name, changed))
+        for new in family if site else []:
             copy = names.draw(test.file)
             must_fail[copy] = fresh
             changed = [Edit(s.start, s.end, new) for s in site]
-            segment = _segment(text, test.node, copy, changed)
-            edits[test.file].append(_insertion(text, test, segment, rng))
+            members.append(_segment(text, test.node, copy, changed))
+        edits[test.file].append(_group(text, test, members, rng))
     if not must_fail:
         return None
-    for each in edits.values():
-        rng.shuffle(each)  # members inserted at one place land in a random order
     files = {p: _apply(sources[p], e) for p, e in edits.items() if e}
     for text in files.values():
         try:
@@ -307,43 +297,17 @@ def _segment(text: str, fn: ast.FunctionDef, name: str, mutation: list[Edit]) ->
     return segment if segment.endswith("\n") else segment + "\n"
 
 
-def _insertion(text: str, test: _Test, segment: str, rng: random.Random) -> Edit:
-    """The copy placed after a random statement of its body, where its decorators'
-    names are already bound and after any docstring or `from __future__` import."""
-    body = test.body
-    needs = {n.id for d in [*test.node.decorator_list, *test.node.args.defaults]
-             for n in ast.walk(d) if isinstance(n, ast.Name)}  # fmt: skip
-    earliest = 1
-    for i, stmt in enumerate(body):
-        if stmt is test.node:
-            break
-        bound = _bound(stmt)
-        if (
-            "*" in bound
-            or needs & bound
-            or isinstance(stmt, ast.ImportFrom)
-            and stmt.module == "__future__"
-        ):
-            earliest = i + 1
-    # Never after the body's last test: sympy's runner prints that test's line with the
-    # file's `[OK]`/`[FAIL]` beside it, which the official parser does not read (so it
-    # is in no official list), and a copy or a moved original there went unread, so the
-    # gold patch of sympy-20590 was called tampered about once in six.
-    tests = [i for i, s in enumerate(body) if getattr(s, "name", "").lower().startswith("test")]
-    last = tests[-1] if tests and tests[-1] >= earliest else len(body)
-    after = body[rng.randrange(earliest - 1, last)]
-    _, end = _lines_of(text, after)
-    blank = "\n" if test.node.col_offset else "\n\n"
-    return Edit(end, end, blank + segment, inner=bool(test.node.col_offset))
-
-
-def _removal(text: str, test: _Test) -> Edit:
-    """The test's lines and the blank lines before them (back to the statement before)."""
+def _group(text: str, test: _Test, members: list[str], rng: random.Random) -> Edit:
+    """The family in place of its original: its members in a random order, where the
+    original stood. The file's real tests keep their order (sympy's unit tests share
+    global state, scale factors set by one seen by the next: copies and originals placed
+    anywhere among them refused sympy-24213's gold patch about one draw in five), and the
+    original's rank in its group is uniform, so neither file order nor position tells it.
+    A family is told by its shared body anyway; where it sits says nothing more."""
     first, last = _lines_of(text, test.node)
-    at = test.body.index(test.node)
-    start = _lines_of(text, test.body[at - 1])[1] if at else first
-    gap = text[start:first]
-    return Edit(start if not gap.strip() else first, last, "")
+    rng.shuffle(members)
+    blank = "\n" if test.node.col_offset else "\n\n"
+    return Edit(first, last, blank.join(members))
 
 
 def _bound(stmt: ast.stmt) -> set[str]:
@@ -359,6 +323,6 @@ def _bound(stmt: ast.stmt) -> set[str]:
 
 
 def _apply(text: str, edits: list[Edit]) -> str:
-    for edit in sorted(edits, key=lambda e: (e.start, e.end, not e.inner), reverse=True):
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
         text = text[: edit.start] + edit.text + text[edit.end :]
     return text
