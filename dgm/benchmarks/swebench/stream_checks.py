@@ -26,12 +26,32 @@ to the files later.
 
 A check that cannot be made (a pytest whose rewriter this module cannot call) is
 skipped, never guessed: a true fix must not be refused. Kept to Python 3.6 syntax.
+
+Code of the patch can reach every object here (red team round nine D2 wrote a positive
+entry into the checks' cache of genuine code). So no positive verdict is read from state
+that code in the process can write, with or without an audit event:
+- what the checks know at load (the config, the compiles of the judged files, the
+  snapshot) is immutable values (str, tuple, frozenset, code objects), bound into the
+  defaults of the functions `build` makes: the plugin's audit hook refuses a change to
+  a function's defaults or code, while an instance's or class's attribute, a dict, a set
+  or a closure cell can be written without any audit event;
+- the functions call each other through their defaults too, never through a class, an
+  instance or a module's globals (D4 rebound a sibling module's `impls`);
+- what is found genuine after load (a file compiled lazily, a code, a class) is memoised
+  only in CPython's C `functools.lru_cache` (its cache cannot be written from Python;
+  `cache_clear()` only costs a recompute), and not at all without one.
 """
 
+import functools
 import importlib
 import os
 import sys
 import types
+
+try:
+    from _functools import _lru_cache_wrapper as _C_LRU
+except ImportError:  # not CPython's: positives are not memoised
+    _C_LRU = None
 
 if __name__.startswith("dgm_judge_checks_"):  # staged: its siblings have the same nonce
     _code = importlib.import_module(__name__.replace("dgm_judge_checks_", "dgm_judge_code_"))
@@ -43,320 +63,421 @@ else:  # dgm's own tests
 _FUNC = types.FunctionType
 _METHOD = types.MethodType
 _MODULE = types.ModuleType
-_BUILTIN = _snap.BUILTIN
-# bound now, like the builtins above: rebinding a sibling module's names changes nothing
-# here (round nine D4 replaced `impls` so the hook check skipped the package's hook)
-_compile_variants = _code.compile_variants
-_plugin_dirs = _snap.plugin_dirs
-_snapshot = _snap.snapshot
-_pytests = _snap.pytests
-_generated = _snap.generated
-_qualname = _snap.qualname
-_test_function = _snap.test_function
-_marks = _snap.marks
-_impls = _snap.impls
-_descriptor = _snap.descriptor
-_stat = os.stat
-_realpath = os.path.realpath
-_dirname = os.path.dirname
-_join = os.path.join
-_isabs = os.path.isabs
-_getattr = getattr
-_isinstance = isinstance
-_type = type
-_id = id
 _SEP = os.sep
-_MODULE_NAMES = {"__name__", "__doc__", "__package__", "__loader__", "__spec__", "__file__",
-                 "__cached__", "__builtins__", "__annotations__", "__path__",
-                 "__warningregistry__"}  # fmt: skip
+_MODULE_NAMES = frozenset({"__name__", "__doc__", "__package__", "__loader__", "__spec__",
+                           "__file__", "__cached__", "__builtins__", "__annotations__",
+                           "__path__", "__warningregistry__"})  # fmt: skip
+_OS = (os.stat, os.path.realpath, os.path.dirname, os.path.join, os.path.isabs,
+       os.path.basename)  # fmt: skip
+_realpath, _dirname, _join = os.path.realpath, os.path.dirname, os.path.join
 
 
-class Checks:
-    def __init__(self, judged, plugins, mark):
-        import unittest  # noqa: F401 - loaded now, so its functions are watched from the start
+def _bind(func, **values):
+    """A copy of `func` (same code) whose named defaults are `values`: the state it works
+    on, and the functions it calls."""
+    code = func.__code__
+    names = code.co_varnames[: code.co_argcount]
+    defaults = list(func.__defaults__ or ())
+    first = len(names) - len(defaults)
+    for key, value in values.items():
+        defaults[names.index(key) - first] = value
+    return _FUNC(code, func.__globals__, func.__name__, tuple(defaults), func.__closure__)
 
-        self.cwd = os.getcwd()
-        self.repo = _realpath(self.cwd) + _SEP
-        self.own = _dirname(_realpath(__file__)) + _SEP  # the judge's stage: read-only
-        self.lib_dirs = []
-        for name in ("_pytest", "pluggy", "pytest"):
-            where = _getattr(sys.modules.get(name), "__file__", None)
-            if where:
-                self.lib_dirs.append(_dirname(_realpath(where)) + _SEP)
-        self.plugin_dirs = _plugin_dirs(plugins)
-        self.lib_dirs += self.plugin_dirs
-        rewriting = sys.modules.get("_pytest.assertion.rewrite")
-        self.rewrite = _getattr(rewriting, "rewrite_asserts", None)
-        try:
-            self.since = _stat(mark).st_ctime  # the setup step's start
-        except OSError:
-            self.since = None
-        self.held = {}  # path -> Held, or None (missing, or no Python)
-        self.tests = {}  # path -> Held: the command's test files, compiled now
-        self.seen = {}  # id -> (object, trusted): kept alive, so no id is reused
-        self.judged_paths = {_realpath(_join(self.cwd, rel)) for rel in judged}
-        for path in self.judged_paths:
-            held = self._compile(path)
-            if held is not None and not held.partial:
-                self.tests[path] = held
-        for path in list(self.tests):
-            for conftest in self._conftests(path):
-                self._compile(conftest)
-        # each module loaded now, as it was (what a test module's imports must still hold)
-        self.modules = {n: m for n, m in list(sys.modules.items()) if _type(m) is _MODULE}
-        self.spaces = {n: dict(vars(m)) for n, m in self.modules.items()}
-        self.snapshot = _snapshot()
-        self.classes = [(v, set(vars(v))) for h, _, v, _ in self.snapshot
-                        if _type(h) is dict and _pytests(v)]  # fmt: skip
-        self.codes = {}  # id -> (code, genuine)
-        for _, _, value, code in self.snapshot:  # loaded before any code of the patch ran
-            if code is not None:
-                self.codes[_id(code)] = (code, True)
-            elif _type(value) is not _FUNC:
-                self.seen[_id(value)] = (value, True)
 
-    def _conftests(self, path):
-        folder = _dirname(path)
-        while (folder + _SEP).startswith(self.repo):
-            yield _join(folder, "conftest.py")
-            if _dirname(folder) == folder:
-                break
-            folder = _dirname(folder)
+def _memo(func, _lru=functools.lru_cache, _C=_C_LRU):
+    """`func` memoised in a C lru_cache, whose cache code in the process cannot write; or
+    `func` itself where there is none (positives are then recomputed each time)."""
+    if _C is None:
+        return func
+    wrapped = _lru(maxsize=None)(func)
+    return wrapped if type(wrapped) is _C else func
 
-    def _compile(self, path):
-        if path in self.held:
-            return self.held[path]
-        held = None
-        try:
-            with open(path, "rb") as handle:
-                source = handle.read()
-            rewritten = (path in self.judged_paths or os.path.basename(path) == "conftest.py"
-                         or any(path.startswith(d) for d in self.plugin_dirs))  # fmt: skip
-            held = _compile_variants(source, path, self.rewrite, rewritten)
-        except Exception:  # noqa: BLE001 - missing, or not Python: it holds no genuine code
-            pass
-        self.held[path] = held
-        return held
 
-    def _trusted_file(self, path):
-        if path.startswith(self.own):
-            return True
-        inside = path.startswith(self.repo) and "/site-packages/" not in path  # a venv in it
-        if inside and os.path.basename(path) != "conftest.py":
-            if not any(path.startswith(d) for d in self.lib_dirs):
-                return False
-        try:
-            ctime = _stat(path).st_ctime
-        except OSError:
-            return False
-        return self.since is None or ctime <= self.since
+def _lookup(pairs, key, _none=None):
+    """The value paired with `key` in a tuple of (key, value) pairs (few: the command's
+    test files and their conftests)."""
+    for have, value in pairs:
+        if have == key:
+            return value
+    return _none
 
-    def genuine(self, code):
-        hit = self.codes.get(_id(code))
-        if hit is not None and hit[0] is code:
-            return hit[1]
-        ok = self._genuine(code)
-        self.codes[_id(code)] = (code, ok)
-        return ok
 
-    def _genuine(self, code):
-        name = code.co_filename
-        path = _realpath(name if _isabs(name) else _join(self.cwd, name))
-        if path not in self.held and not self._trusted_file(path):
-            return False
-        held = self._compile(path)
-        return held is not None and held.has(code)
+def _conftests(path, _repo="", _sep=_SEP, _dirname=_dirname, _join=_join):
+    out = []
+    folder = _dirname(path)
+    while (folder + _sep).startswith(_repo):
+        out.append(_join(folder, "conftest.py"))
+        if _dirname(folder) == folder:
+            break
+        folder = _dirname(folder)
+    return out
 
-    def trusted(self, obj):
-        """Whether calling `obj` runs only genuine code (for an object: its class's)."""
-        if _type(obj) is _FUNC:  # by its code now: a function's code can be swapped
-            return self.genuine(obj.__code__)
-        hit = self.seen.get(_id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        self.seen[_id(obj)] = (obj, True)  # a class whose methods lead back to itself
-        ok = self._trusted(obj)
-        self.seen[_id(obj)] = (obj, ok)
-        return ok
 
-    def _trusted(self, obj):
-        kind = _type(obj)
-        if kind is _FUNC:
-            return self.genuine(obj.__code__)
-        if kind is _METHOD:
-            return self.trusted(obj.__func__)
-        if kind in _BUILTIN or kind is _MODULE:
-            return True
-        if kind is property:  # (round nine C1: pytest's `obj` property swapped)
-            return all(self.trusted(f) for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
-        if kind in (staticmethod, classmethod):
-            return self.trusted(obj.__func__)
-        if _isinstance(obj, type):
-            for klass in obj.__mro__:
-                for key, value in list(vars(klass).items()):
-                    inner = _getattr(value, "__func__", value)
-                    if _type(value) is property:
-                        inner = value
-                    elif _type(inner) is not _FUNC:
-                        continue
-                    elif _generated(klass, key, inner):
-                        continue
-                    if not self.trusted(inner):
-                        return False
-            return True
-        func = _getattr(obj, "func", None)  # functools.partial
-        if func is not None and kind.__module__ == "functools":
-            return self.trusted(func)
-        return self.trusted(kind)
-
-    # -- the checks -------------------------------------------------------------------
-
-    def judged(self, item):
-        return _realpath(str(_getattr(item, "fspath", ""))) in self.tests
-
-    def test(self, item, _qualname=_qualname, _test_function=_test_function, _marks=_marks):
-        """Findings on a test of the command's files, before pytest calls it."""
-        path = _realpath(str(_getattr(item, "fspath", "")))
-        held = self.tests.get(path)
-        if held is None:
-            return []
-        found = []
-        qual, name = _qualname(item)
-        func = _test_function(item)
-        if func is not None:
-            func = _getattr(func, "__func__", func)
-            wanted = held.by_qual.get(qual) or held.by_name.get(name)
-            if qual in held.decorated:
-                problem = self._wrapped(func, name, wanted)
-            else:
-                problem = self._placed(func, name, wanted, _getattr(item, "module", None))
-            if problem:
-                found.append(problem)
-        module = _getattr(item, "module", None)
-        if _type(module) is _MODULE:
-            found += self._globals(module, held)
-        if not held.marks_xfail and not self._conftests_mark(path):
-            if any(m == "xfail" for m in _marks(item)):
-                found.append("it carries an xfail marker no source names")
-        return found
-
-    def _placed(self, func, name, wanted, module):
-        if _type(func) is not _FUNC:
-            return f"pytest would call a {_type(func).__name__}, not the test's function"
-        code = func.__code__
-        if wanted:
-            if not any(code == w for w in wanted):
-                return "the function pytest would call is not the code the judge placed"
-            if _type(module) is _MODULE and func.__globals__ is not vars(module):
-                return "its function runs in globals that are not its module's"
-        elif not (code.co_name == name and self.genuine(code)):
-            return "the function pytest would call is no test of a genuine file"
+def _compile(path, _judged=frozenset(), _plugin_dirs=(), _rewrite=None,
+             _variants=_code.compile_variants, _open=open, _any=any, _Exception=Exception,
+             _basename=os.path.basename):  # fmt: skip
+    """The held file at `path` (stream_code), or None (missing, or no Python)."""
+    try:
+        with _open(path, "rb") as handle:
+            source = handle.read()
+        rewritten = (path in _judged or _basename(path) == "conftest.py"
+                     or _any(path.startswith(d) for d in _plugin_dirs))  # fmt: skip
+        return _variants(source, path, _rewrite, rewritten)
+    except _Exception:  # noqa: BLE001 - missing, or not Python: it holds no genuine code
         return None
 
-    def _wrapped(self, func, name, wanted):
-        for _ in range(8):
-            if _type(func) is _FUNC and func.__code__.co_name == name:
-                if wanted and not any(func.__code__ == w for w in wanted):
-                    return "the function pytest would call is not the code the judge placed"
-                return None
-            if not self.trusted(func):
-                return "its decorator runs code of no genuine file"
-            func = _getattr(func, "__wrapped__", None)
-            if func is None:
-                return None
-        return None
 
-    def _globals(self, module, held):
-        space = vars(module)
-        for key in list(space):
-            if key in _MODULE_NAMES or key.startswith("@py") or key in held.bound:
-                continue
-            if not held.dynamic:
-                return [f"its module holds a name its source never binds: {key}"]
-        # what its imports of modules loaded before any code of the patch bound (a test's
-        # monkeypatch of such a module later changes the module, not these names)
-        for key, (source, attr) in held.imports.items():
-            first = self.spaces.get(source)
-            if key not in space or first is None:
-                continue
-            if attr is None:
-                expected = self.modules[source]
-            elif attr in first:
-                expected = first[attr]
-            else:
-                continue  # a submodule, or a name the module's __getattr__ makes
-            if space[key] is not expected:
-                return [f"its global {key} is not what its `import` bound"]
-        for key in held.defs:
-            value = space.get(key)
-            if _type(value) is _FUNC and not held.has(value.__code__):
-                return [f"its function {key} is not the code its source defines"]
-        return []
-
-    def _conftests_mark(self, path):
-        for conftest in self._conftests(path):
-            held = self.held.get(conftest)
-            if held is not None and held.marks_xfail:
-                return True
+def _trusted_file(path, _own="", _repo="", _lib_dirs=(), _since=None, _stat=os.stat,
+                  _basename=os.path.basename, _any=any, _OSError=OSError):  # fmt: skip
+    """The judge's own file, or one outside the repository (or in pytest's, pluggy's or an
+    image plugin's package, or a conftest.py), unchanged since the setup step began."""
+    if not _own or not _repo:
         return False
+    if path.startswith(_own):
+        return True
+    inside = path.startswith(_repo) and "/site-packages/" not in path  # a venv in it
+    if inside and _basename(path) != "conftest.py":
+        if not _any(path.startswith(d) for d in _lib_dirs):
+            return False
+    try:
+        ctime = _stat(path).st_ctime
+    except _OSError:
+        return False
+    return _since is None or ctime <= _since
 
-    def xfail_call(self, excinfo):
-        """A finding if `pytest.xfail()` (or a raised XFailed) came from code of no genuine
-        file: the package under test marking its own failure expected."""
-        tb = _getattr(excinfo, "tb", None)
-        frames = []
-        while tb is not None:
-            frames.append(tb.tb_frame)
-            tb = tb.tb_next
-        caller = None
-        for frame in reversed(frames):
-            where = _realpath(frame.f_code.co_filename)
-            if not any(where.startswith(d) for d in self.lib_dirs):
-                caller = frame
-                break
-        if caller is None or self.genuine(caller.f_code):
-            return None
-        return f"pytest.xfail was called from {caller.f_code.co_filename}"
 
-    def hooks(self, pluginmanager, _impls=_impls):
-        """Findings on the hook implementations registered now."""
-        relay = _getattr(pluginmanager, "hook", None)
-        for name, caller in list(vars(relay).items()) if relay is not None else ():
-            if not self.trusted(_type(caller)):
-                kind = _type(caller).__name__
-                return [f"hook {name} is called through a {kind} of no genuine file"]
-            for impl in _impls(caller):
-                func = _getattr(impl, "function", None)
-                if func is not None and not self.trusted(func):
-                    code = _getattr(_getattr(func, "__func__", func), "__code__", None)
-                    where = _getattr(code, "co_filename", _type(func).__name__)
-                    plugin = _getattr(impl, "plugin_name", "?")
-                    return [f"hook {name} has an implementation from {where} (plugin {plugin})"]
-        return []
+def _genuine_key(key, _cwd="", _loaded=(), _trusted_file=None, _compile=None,
+                 _has=_code.has, _lookup=_lookup, _os=_OS):  # fmt: skip
+    """Whether key's code, (id, code), equals code that a compile of its own (trusted)
+    file gives; the file's compile at load for the command's tests and conftests."""
+    code = key[1]
+    name = code.co_filename
+    path = _os[1](name if _os[4](name) else _os[3](_cwd, name))
+    held = _lookup(_loaded, path, False)
+    if held is False:
+        if _trusted_file is None or not _trusted_file(path):
+            return False
+        held = _compile(path)
+    return held is not None and _has(held, code)
 
-    def internals(self, _descriptor=_descriptor):
-        """Findings on the watched modules' functions and classes rebound since load, and
-        on a descriptor added to one of those classes since."""
-        for klass, names in self.classes:
-            for key, value in list(vars(klass).items()):
-                if key not in names and _descriptor(value) and not self.trusted(value):
-                    return [f"{klass.__qualname__}.{key} was added after the judge's plugin loaded"]
-        for holder, key, value, code in self.snapshot:
-            space = holder if _type(holder) is dict else vars(holder)
-            now = space.get(key, value)
-            inner = _getattr(now, "__func__", now)  # a classmethod's, a staticmethod's
-            if now is value and (code is None or _getattr(inner, "__code__", None) is code):
+
+def genuine(code, _codes=frozenset(), _keep=(), _key=None, _id=id):
+    """Whether `code` is genuine: loaded before any code of the patch ran (`_codes`, ids
+    of the codes `_keep` holds alive), or compiled from its trusted file."""
+    if _id(code) in _codes:
+        return True
+    return _key is not None and _key((_id(code), code))
+
+
+def _members(klass, stack, _trusted=None, _generated=_snap.generated, _type=type,
+             _getattr=getattr, _list=list, _vars=vars, _property=property,
+             _FUNC=_FUNC):  # fmt: skip
+    """Whether the functions and properties of `klass` and its bases are trusted."""
+    for base in klass.__mro__:
+        for key, value in _list(_vars(base).items()):
+            inner = _getattr(value, "__func__", value)
+            if _type(value) is _property:
+                inner = value
+            elif _type(inner) is not _FUNC:
                 continue
-            if now is not value and self.trusted(now):
-                continue  # a test's own monkeypatch, with genuine code
-            label = space.get("__name__") if _type(holder) is dict else holder.__qualname__
-            return [f"{label}.{key} was replaced after the judge's plugin loaded"]
-        return []
+            elif _generated(base, key, inner):
+                continue
+            if not _trusted(inner, stack):
+                return False
+    return True
 
-    def tracer(self, func, label="trace"):
-        """A finding if `func`, a trace (or profile: `label`) function, runs code of no
-        genuine file."""
-        if func is None or self.trusted(func):
+
+def _trusted(obj, stack, _genuine=genuine, _loaded=frozenset(), _memo=None, _self=None,
+             _members=None, _builtin=_snap.BUILTIN, _type=type, _id=id, _getattr=getattr,
+             _isinstance=isinstance, _all=all, _property=property,
+             _wrappers=(staticmethod, classmethod), _FUNC=_FUNC, _METHOD=_METHOD,
+             _MODULE=_MODULE):  # fmt: skip
+    """Whether calling `obj` runs only genuine code (for an object: its class's). `stack`:
+    the ids of the classes whose check led here (a class met again is taken as trusted,
+    as it is being checked); only a check from the top (an empty stack) is memoised."""
+    kind = _type(obj)
+    if kind is _FUNC:  # by its code now: a function's code can be swapped
+        return _genuine(obj.__code__)
+    if _id(obj) in _loaded or _id(obj) in stack:
+        return True
+    if kind is _METHOD:
+        return _self(obj.__func__, stack)
+    if kind in _builtin or kind is _MODULE:
+        return True
+    if kind is _property:  # (round nine C1: pytest's `obj` property swapped)
+        return _all(_self(f, stack) for f in (obj.fget, obj.fset, obj.fdel) if f is not None)
+    if kind in _wrappers:
+        return _self(obj.__func__, stack)
+    if _isinstance(obj, _type):
+        if not stack and _memo is not None and kind is _type:  # (a metaclass could hash)
+            return _memo((_id(obj), obj))
+        return _members(obj, stack + (_id(obj),))
+    func = _getattr(obj, "func", None)  # functools.partial
+    if func is not None and kind.__module__ == "functools":
+        return _self(func, stack)
+    return _self(kind, stack)
+
+
+def _trusted_class(key, _members=None):
+    """A class's verdict, memoised (key: (id, class), so no id outlives its class)."""
+    return _members(key[1], (key[0],))
+
+
+def _trusted_top(obj, _trusted=None):
+    return _trusted(obj, ())
+
+
+# -- the checks -----------------------------------------------------------------------
+
+
+def judged(item, _tests=frozenset(), _realpath=_realpath, _str=str, _getattr=getattr):
+    """Whether `item` is a test of the command's files."""
+    return _realpath(_str(_getattr(item, "fspath", ""))) in _tests
+
+
+def _placed(func, name, module, placed, _genuine=genuine, _type=type, _vars=vars,
+            _FUNC=_FUNC, _MODULE=_MODULE):  # fmt: skip
+    """`placed`: whether func's code is one the judge compiled for the test (None: no
+    code of that name was)."""
+    if _type(func) is not _FUNC:
+        return f"pytest would call a {_type(func).__name__}, not the test's function"
+    if placed is not None:
+        if not placed(func.__code__):
+            return "the function pytest would call is not the code the judge placed"
+        if _type(module) is _MODULE and func.__globals__ is not _vars(module):
+            return "its function runs in globals that are not its module's"
+    elif not (func.__code__.co_name == name and _genuine(func.__code__)):
+        return "the function pytest would call is no test of a genuine file"
+    return None
+
+
+def _wrapped(func, name, placed, _trusted=None, _type=type, _getattr=getattr, _range=range,
+             _FUNC=_FUNC):  # fmt: skip
+    for _ in _range(8):
+        if _type(func) is _FUNC and func.__code__.co_name == name:
+            if placed is not None and not placed(func.__code__):
+                return "the function pytest would call is not the code the judge placed"
             return None
-        code = _getattr(_getattr(func, "__func__", func), "__code__", None)
-        return f"a {label} function from {_getattr(code, 'co_filename', '?')} was set"
+        if not _trusted(func):
+            return "its decorator runs code of no genuine file"
+        func = _getattr(func, "__wrapped__", None)
+        if func is None:
+            return None
+    return None
+
+
+def _globals(module, held, expected, _has=_code.has, _names=_MODULE_NAMES, _type=type,
+             _vars=vars, _list=list, _FUNC=_FUNC):  # fmt: skip
+    """Findings on a judged test's module: a name its source never binds, an import's
+    name rebound (`expected`: (name, what its import bound at load)), a def replaced."""
+    space = _vars(module)
+    bound, dynamic, defs = held[6], held[7], held[9]
+    for key in _list(space):
+        if key in _names or key.startswith("@py") or key in bound:
+            continue
+        if not dynamic:
+            return [f"its module holds a name its source never binds: {key}"]
+    # what its imports of modules loaded before any code of the patch bound (a test's
+    # monkeypatch of such a module later changes the module, not these names)
+    for key, value in expected:
+        if key in space and space[key] is not value:
+            return [f"its global {key} is not what its `import` bound"]
+    for key in defs:
+        value = space.get(key)
+        if _type(value) is _FUNC and not _has(held, value.__code__):
+            return [f"its function {key} is not the code its source defines"]
+    return []
+
+
+def test(item, _tests=(), _loaded=(), _repo="", _placed=_placed, _wrapped=_wrapped,
+         _globals=_globals, _conftests=_conftests, _lookup=_lookup, _qualname=_snap.qualname,
+         _test_function=_snap.test_function, _marks=_snap.marks, _realpath=_realpath,
+         _str=str, _getattr=getattr, _type=type, _any=any, _MODULE=_MODULE):  # fmt: skip
+    """Findings on a test of the command's files, before pytest calls it. `_tests`:
+    (path, held file, the names its imports bound at load) for each."""
+    path = _realpath(_str(_getattr(item, "fspath", "")))
+    found = _lookup(_tests, path)
+    if found is None:
+        return []
+    held, expected = found
+    out = []
+    qual, name = _qualname(item)
+    func = _test_function(item)
+    if func is not None:
+        func = _getattr(func, "__func__", func)
+        if qual in held[1]:
+            placed = lambda code: (qual, code) in held[2]  # noqa: E731
+        elif name in held[3]:
+            placed = lambda code: (name, code) in held[4]  # noqa: E731
+        else:
+            placed = None
+        if qual in held[10]:
+            problem = _wrapped(func, name, placed)
+        else:
+            problem = _placed(func, name, _getattr(item, "module", None), placed)
+        if problem:
+            out.append(problem)
+    module = _getattr(item, "module", None)
+    if _type(module) is _MODULE:
+        out += _globals(module, held, expected)
+    if not held[11] and not _any(
+        _lookup(_loaded, c) is not None and _lookup(_loaded, c)[11] for c in _conftests(path, _repo)
+    ):
+        if _any(m == "xfail" for m in _marks(item)):
+            out.append("it carries an xfail marker no source names")
+    return out
+
+
+def xfail_call(excinfo, _lib_dirs=(), _genuine=genuine, _getattr=getattr, _reversed=reversed,
+               _realpath=_realpath, _any=any):  # fmt: skip
+    """A finding if `pytest.xfail()` (or a raised XFailed) came from code of no genuine
+    file: the package under test marking its own failure expected."""
+    tb = _getattr(excinfo, "tb", None)
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    caller = None
+    for frame in _reversed(frames):
+        where = _realpath(frame.f_code.co_filename)
+        if not _any(where.startswith(d) for d in _lib_dirs):
+            caller = frame
+            break
+    if caller is None or _genuine(caller.f_code):
+        return None
+    return f"pytest.xfail was called from {caller.f_code.co_filename}"
+
+
+def hooks(pluginmanager, _trusted=None, _impls=_snap.impls, _getattr=getattr, _type=type,
+          _vars=vars, _list=list):  # fmt: skip
+    """Findings on the hook implementations registered now."""
+    relay = _getattr(pluginmanager, "hook", None)
+    for name, caller in _list(_vars(relay).items()) if relay is not None else ():
+        if not _trusted(_type(caller)):
+            kind = _type(caller).__name__
+            return [f"hook {name} is called through a {kind} of no genuine file"]
+        for impl in _impls(caller):
+            func = _getattr(impl, "function", None)
+            if func is not None and not _trusted(func):
+                code = _getattr(_getattr(func, "__func__", func), "__code__", None)
+                where = _getattr(code, "co_filename", _type(func).__name__)
+                plugin = _getattr(impl, "plugin_name", "?")
+                return [f"hook {name} has an implementation from {where} (plugin {plugin})"]
+    return []
+
+
+def internals(_classes=(), _snapshot=(), _trusted=None, _descriptor=_snap.descriptor,
+              _getattr=getattr, _type=type, _vars=vars, _list=list, _dict=dict):  # fmt: skip
+    """Findings on the watched modules' functions and classes rebound since load, and
+    on a descriptor added to one of those classes since."""
+    for klass, names in _classes:
+        for key, value in _list(_vars(klass).items()):
+            if key not in names and _descriptor(value) and not _trusted(value):
+                return [f"{klass.__qualname__}.{key} was added after the judge's plugin loaded"]
+    for holder, key, value, code in _snapshot:
+        space = holder if _type(holder) is _dict else _vars(holder)
+        now = space.get(key, value)
+        inner = _getattr(now, "__func__", now)  # a classmethod's, a staticmethod's
+        if now is value and (code is None or _getattr(inner, "__code__", None) is code):
+            continue
+        if now is not value and _trusted(now):
+            continue  # a test's own monkeypatch, with genuine code
+        label = space.get("__name__") if _type(holder) is _dict else holder.__qualname__
+        return [f"{label}.{key} was replaced after the judge's plugin loaded"]
+    return []
+
+
+def tracer(func, label="trace", _trusted=None, _getattr=getattr):
+    """A finding if `func`, a trace (or profile: `label`) function, runs code of no
+    genuine file."""
+    if func is None or _trusted(func):
+        return None
+    code = _getattr(_getattr(func, "__func__", func), "__code__", None)
+    return f"a {label} function from {_getattr(code, 'co_filename', '?')} was set"
+
+
+def _expected_imports(held):
+    """(name, what it bound) for a test file's top-level imports of modules loaded now."""
+    out = []
+    for key, source, attr in held[8]:
+        module = sys.modules.get(source)
+        if type(module) is not _MODULE:
+            continue
+        space = vars(module)
+        if attr is None:
+            out.append((key, module))
+        elif attr in space:
+            out.append((key, space[attr]))
+        # else: a submodule, or a name the module's __getattr__ makes
+    return tuple(out)
+
+
+def build(judged_files, plugins, mark):
+    """The checks, made at load (before any code of the patch runs in this process):
+    (judged, test, xfail_call, hooks, internals, tracer, every function they use)."""
+    import unittest  # noqa: F401 - loaded now, so its functions are watched from the start
+
+    cwd = os.getcwd()
+    repo = _realpath(cwd) + _SEP
+    own = _dirname(_realpath(__file__)) + _SEP  # the judge's stage: read-only
+    lib_dirs = []
+    for name in ("_pytest", "pluggy", "pytest"):
+        where = getattr(sys.modules.get(name), "__file__", None)
+        if where:
+            lib_dirs.append(_dirname(_realpath(where)) + _SEP)
+    plugin_dirs = tuple(_snap.plugin_dirs(plugins))
+    lib_dirs = tuple(lib_dirs) + plugin_dirs
+    rewrite = getattr(sys.modules.get("_pytest.assertion.rewrite"), "rewrite_asserts", None)
+    try:
+        since = os.stat(mark).st_ctime  # the setup step's start
+    except OSError:
+        since = None
+    judged_paths = frozenset(_realpath(_join(cwd, rel)) for rel in judged_files)
+    compile_path = _memo(_bind(_compile, _judged=judged_paths, _plugin_dirs=plugin_dirs,
+                               _rewrite=rewrite))  # fmt: skip
+    # the command's test files and the conftest.py files above them, compiled now
+    loaded, tests = [], []
+    for path in sorted(judged_paths):
+        held = compile_path(path)
+        loaded.append((path, held))
+        if held is not None and not held[5]:
+            tests.append((path, (held, _expected_imports(held))))
+    for path, _ in list(tests):
+        for conftest in _conftests(path, repo):
+            if _lookup(loaded, conftest, False) is False:
+                loaded.append((conftest, compile_path(conftest)))
+    loaded, tests = tuple(loaded), tuple(tests)
+    snapshot = tuple(_snap.snapshot())
+    classes = tuple((v, frozenset(vars(v))) for h, _, v, _ in snapshot
+                    if type(h) is dict and _snap.pytests(v))  # fmt: skip
+    codes = frozenset(id(code) for _, _, _, code in snapshot if code is not None)
+    objects = frozenset(id(value) for _, _, value, code in snapshot
+                        if code is None and type(value) is not _FUNC)  # fmt: skip
+
+    trusted_file = _bind(_trusted_file, _own=own, _repo=repo, _lib_dirs=lib_dirs, _since=since)
+    key = _memo(_bind(_genuine_key, _cwd=cwd, _loaded=loaded, _trusted_file=trusted_file,
+                      _compile=compile_path))  # fmt: skip
+    is_genuine = _bind(genuine, _codes=codes, _keep=snapshot, _key=key)
+    inner = _bind(_trusted, _genuine=is_genuine, _loaded=objects)
+    members = _bind(_members, _trusted=inner)
+    klass = _bind(_trusted_class, _members=members)
+    memo_class = _memo(klass)
+    inner.__defaults__ = _bind(inner, _self=inner, _memo=memo_class,
+                               _members=members).__defaults__  # fmt: skip
+    is_trusted = _bind(_trusted_top, _trusted=inner)
+    wrapped = _bind(_wrapped, _trusted=is_trusted)
+    placed = _bind(_placed, _genuine=is_genuine)
+    checks = (
+        _bind(judged, _tests=frozenset(p for p, _ in tests)),
+        _bind(test, _tests=tests, _loaded=loaded, _repo=repo, _placed=placed, _wrapped=wrapped),
+        _bind(xfail_call, _lib_dirs=lib_dirs, _genuine=is_genuine),
+        _bind(hooks, _trusted=is_trusted),
+        _bind(internals, _classes=classes, _snapshot=snapshot, _trusted=is_trusted),
+        _bind(tracer, _trusted=is_trusted),
+    )
+    made = (compile_path, trusted_file, key, is_genuine, inner, members, klass, memo_class,
+            is_trusted, wrapped, placed)  # fmt: skip
+    # and the module functions they were made of, or call (their defaults too are guarded)
+    modules = (_code, _snap, sys.modules[__name__])
+    made += tuple(v for m in modules for v in list(vars(m).values()) if type(v) is _FUNC)
+    return checks + (made + checks,)

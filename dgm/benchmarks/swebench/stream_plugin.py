@@ -29,6 +29,15 @@ A fork's child inherits this plugin, so a forked pytest writes its lines with it
 and the parent cannot take back what the child wrote. The host (stream.py) refuses a run
 whose results came from another process, or whose log or JUnit report pass a test this
 stream saw fail. Code in the same process can still rewrite all of this: see the README.
+
+No positive verdict is read from state code in the process can write without an audit
+event (an instance's or class's attribute, a dict, a set, a closure cell): what the
+plugin's functions use is bound in their defaults, which the audit hook guards, and the
+two things recorded after load (the plugin manager at `pytest_addhooks`, the config at
+`pytest_configure`) go, once, into the defaults of a holder function (`_manager`,
+`_configured`) that only the recording hook may set. `_emit` writes only for the plugin's
+own code (round nine D3 unregistered the plugin and wrote the stream through `_emit`),
+and the `t` and `end` lines say so when the plugin is no longer registered.
 Kept to Python 3.6 syntax, for old instance environments.
 """
 
@@ -42,14 +51,7 @@ import pytest
 
 _NONCE = os.environ.pop("DGM_STREAM", "")
 _getpid = os.getpid
-_STATE = {
-    "pid": _getpid(),
-    "phase": "collect",
-    "n": 0,
-    "config": None,
-    "hookexec": None,
-    "manager": None,
-}
+_STATE = {"pid": _getpid(), "phase": "collect", "n": 0}  # what is only reported
 _RAISED = {}  # node id -> what its function raised, as the innermost pyfunc_call saw it
 _RANK = {"PASSED": 0, "XFAIL": 1, "SKIPPED": 2, "FAILED": 3, "ERROR": 4}
 
@@ -75,9 +77,19 @@ _DEAD = []  # set once the stream's fd was found closed or re-pointed
 # names changes nothing, and the audit hook refuses a change to a function's defaults or
 # code (round nine C2 silenced the plugin through its globals).
 def _emit(record, _fd=_FD, _pipe=_PIPE, _nonce=_NONCE, _fstat=os.fstat, _write=os.write,
-          _getpid=os.getpid, _kill=os.kill, _dumps=json.dumps, _dead=_DEAD):  # fmt: skip
+          _getpid=os.getpid, _kill=os.kill, _dumps=json.dumps, _dead=_DEAD, _callers=None,
+          _frame=getattr(sys, "_getframe", None)):  # fmt: skip
+    """One line of the stream. `_callers` (bound at the module's end: the start line is
+    written before) holds the code of the plugin's own functions: a call from any other
+    code writes a finding instead of its record (round nine D3 wrote the `t`, `junit`
+    and `end` lines of a session whose checks it had unregistered)."""
     if _fd < 0 or _dead:
         return
+    if _callers is not None and _frame is not None:
+        caller = _frame(1).f_code
+        if caller not in _callers:
+            what = f"{caller.co_filename}:{caller.co_name} ({record.get('ev')!s:.10})"
+            record = {"ev": "x", "what": "the judge's stream writer was called by " + what}
     try:
         st = _fstat(_fd)
         same = (st.st_dev, st.st_ino) == _pipe
@@ -147,82 +159,108 @@ def _finding(what, test=None, _emit=_emit):
 
 
 def _load_checks():
-    """stream_checks.py, staged beside this module: compiled now, before any code of the
-    patch runs in this process. None if it cannot load here (then only the checks of this
-    module are made; never a reason to refuse)."""
+    """stream_checks.py, staged beside this module: its checks made now (`build`), before
+    any code of the patch runs in this process: (judged, test, xfail_call, hooks,
+    internals, tracer, every function they use). Nones if it cannot load here (then only
+    the checks of this module are made; never a reason to refuse)."""
     judged = [p for p in os.environ.pop("DGM_JUDGED", "").split(":") if p]
     plugins = os.environ.get("DGM_PLUGINS", "").split()
     mark = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mark")
     try:
         module = importlib.import_module(__name__.replace("dgm_judge_stream_", "dgm_judge_checks_"))
-        return module.Checks(judged, plugins, mark)
+        return module.build(judged, plugins, mark)
     except Exception as error:  # noqa: BLE001
         _emit({"ev": "note", "what": f"checks unavailable: {type(error).__name__}: {error}"[:300]})
-        return None
+        return (None,) * 6 + ((),)
 
 
-_CHECKS = _load_checks() if _NONCE and __name__.startswith("dgm_judge_stream_") else None
-# the checks and their class, bound into every function that uses them (defaults): a
-# rebound module name or an instance attribute shadowing a method changes nothing
-_KIND = type(_CHECKS)
+_LOADED = _NONCE and __name__.startswith("dgm_judge_stream_")
+# the checks (plain functions whose state is in their defaults), bound into every function
+# that uses them (defaults): no class, instance or module name is looked up at call time
+_IS_JUDGED, _TEST, _XFAIL, _HOOKS, _INTERNALS, _TRACER, _CHECK_FUNCS = (
+    _load_checks() if _LOADED else (None,) * 6 + ((),)
+)
 
 
-def _judged(setter, label, _checks=_CHECKS, _kind=_KIND):
-    """`sys.settrace` or `sys.setprofile`, naming a function of no genuine file it is given."""
-
-    def judged(func, _setter=setter, _label=label, _checks=_checks, _kind=_kind):
-        found = _kind.tracer(_checks, func, _label)
-        if found:
-            _finding(found)
-        return _setter(func)
-
-    return judged
+def _judged_set(func, _setter=None, _label="", _tracer=None, _finding=None):
+    """`sys.settrace` or `sys.setprofile` (`_setter`), naming a function of no genuine
+    file it is given."""
+    found = _tracer(func, _label)
+    if found:
+        _finding(found)
+    return _setter(func)
 
 
-if _CHECKS is not None:
+def _judged(setter, label, _tracer=_TRACER, _finding=_finding):
+    """A copy of `_judged_set` bound to `setter` (defaults, not a closure: a closure's
+    cells can be written without an audit event)."""
+    func = _judged_set
+    return type(func)(func.__code__, func.__globals__, func.__name__,
+                      (setter, label, _tracer, _finding))  # fmt: skip
+
+
+if _TRACER is not None:
     sys.settrace = _judged(sys.settrace, "trace")
     sys.setprofile = _judged(sys.setprofile, "profile")
 
 
-_OWN = set()  # ids of this module's functions and classes (filled at its end)
+def _manager(_pm=None, _hookexec=None):
+    """(the judge's plugin manager, pluggy's executor in it), as `pytest_addhooks` found
+    them, before any code of the patch ran; set once, by it alone (see `_audit`)."""
+    return _pm, _hookexec
 
 
-def _audit(event, args, _finding=_finding, _own=_OWN, _id=id):
-    """An audit hook of the judge's, added before any code of the patch runs (Python
-    3.8+): no later hook is let in (round nine B3 timed a swap of `item.runtest` by one),
-    no attribute of this plugin's functions or classes is set (their defaults hold what
-    they use), and a read of the process's environment or memory through /proc is a
-    finding."""
+def _configured(_config=None, _stream=None):
+    """(the judge's pytest's config, the `_Stream` registered on it); set once, by
+    `pytest_configure` alone (see `_audit`)."""
+    return _config, _stream
+
+
+def _audit(event, args, _finding=_finding, _own=frozenset(), _codes=frozenset(),
+           _once=(), _frame=getattr(sys, "_getframe", None), _id=id,
+           _RuntimeError=RuntimeError):  # fmt: skip
+    """An audit hook of the judge's, added at the end of this module's load, before any
+    code of the patch runs (Python 3.8+): no later hook is let in (round nine B3 timed a
+    swap of `item.runtest` by one), no attribute of this plugin's or its checks' functions
+    or classes is set (their defaults hold what they use; `_own`, their ids), no function
+    is made of their code with other defaults or globals (`_codes`), and a read of the
+    process's environment or memory through /proc is a finding. `_once`: (holder, the
+    code of the one hook that may set its defaults, once)."""
     if event == "sys.addaudithook":
         _finding("an audit hook was added after the judge's plugin loaded")
-        raise RuntimeError("refused by the judge")
+        raise _RuntimeError("refused by the judge")
     if event in ("object.__setattr__", "object.__delattr__") and args and _id(args[0]) in _own:
+        for holder, setter in _once:
+            if args[0] is holder and args[1] == "__defaults__" and holder()[0] is None:
+                if _frame is not None and _frame(1).f_code is setter:
+                    return
         _finding(f"the judge's plugin was changed ({args[1]!s:.40})")
-        raise RuntimeError("refused by the judge")
+        raise _RuntimeError("refused by the judge")
+    if event == "function.__new__" and args and args[0] in _codes:
+        _finding(f"a function was made of the judge's code ({args[0].co_name!s:.40})")
+        raise _RuntimeError("refused by the judge")
     if event == "open" and args and isinstance(args[0], str) and args[0].startswith("/proc/"):
         if args[0].endswith(("/environ", "/mem")):
             _finding(f"{args[0]} was opened")
 
 
-if _NONCE and hasattr(sys, "addaudithook"):
-    sys.addaudithook(_audit)
-
-
-def _check_process(config, _checks=_CHECKS, _kind=_KIND, _finding=_finding, _state=_STATE):
+def _check_process(config, _hooks=_HOOKS, _internals=_INTERNALS, _tracer=_TRACER,
+                   _finding=_finding, _manager=_manager, _vars=vars):  # fmt: skip
     """The hooks, pluggy's executor and pytest's internals, by provenance (stream_checks),
     and the trace and profile functions now set."""
-    if _checks is None:
+    if _hooks is None:
         return
-    found = _kind.hooks(_checks, config.pluginmanager) + _kind.internals(_checks)
+    found = _hooks(config.pluginmanager) + _internals()
     manager = config.pluginmanager
-    executor = vars(manager).get("_inner_hookexec", _state["hookexec"])
-    if manager is _state["manager"] and executor is not _state["hookexec"]:
+    first, hookexec = _manager()
+    executor = _vars(manager).get("_inner_hookexec", hookexec)
+    if manager is first and executor is not hookexec:
         found.append("pluggy's hook executor was replaced (hook call monitoring)")
     threading = sys.modules.get("threading")
     for label, func in (("trace", sys.gettrace()), ("profile", sys.getprofile()),
                         ("thread trace", getattr(threading, "_trace_hook", None)),
                         ("thread profile", getattr(threading, "_profile_hook", None))):  # fmt: skip
-        problem = _kind.tracer(_checks, func, label)
+        problem = _tracer(func, label)
         if problem:
             found.append(problem)
     for what in found:
@@ -236,25 +274,39 @@ def _check_bound():
             _finding(label + " was replaced after the judge's plugin loaded")
 
 
+def _registered(plugin, hook, _manager=_manager, _getattr=getattr):
+    """Whether `plugin` implements `hook` in the judge's plugin manager now (not a copy of
+    the plugin's function called by other code, after it was unregistered: round nine D3)."""
+    caller = _getattr(_getattr(_manager()[0], "hook", None), hook, None)
+    get = _getattr(caller, "get_hookimpls", None)
+    if get is None:  # an old pluggy: not checked
+        return True
+    for impl in get():
+        if _getattr(impl, "plugin", None) is plugin:
+            return True
+    return False
+
+
 class _Stream:
-    def __init__(self, config):
-        self.config = config
-        self.status = {}
+    def __init__(self):
+        self.status = {}  # node id -> the worst status yet (the log and JUnit decide)
 
     def pytest_pyfunc_call(self, pyfuncitem):
         outcome = yield
         if getattr(outcome, "excinfo", None) is not None:
             _RAISED[pyfuncitem.nodeid] = getattr(outcome.excinfo[0], "__name__", "?")
 
-    def pytest_runtest_makereport(self, item, call, _checks=_CHECKS, _kind=_KIND):
+    def pytest_runtest_makereport(self, item, call, _judged=_IS_JUDGED, _xfail=_XFAIL,
+                                  _configured=_configured):  # fmt: skip
         outcome = yield
+        config = _configured()[0]
         raised = _RAISED.pop(item.nodeid, None) if call.when == "call" else None
-        if raised and call.excinfo is None and item.config is self.config:
+        if raised and call.excinfo is None and item.config is config:
             # between the test's function and pytest's record of its call (round nine
             # B1-B3: hook-call monitoring, a profile function, a swapped item.runtest)
             _finding(f"its function raised {raised} but pytest's call saw none",
                      self._shown(item.nodeid))  # fmt: skip
-        if call.when != "call" or call.excinfo is None or item.config is not self.config:
+        if call.when != "call" or call.excinfo is None or item.config is not config:
             return
         try:
             report = outcome.get_result()
@@ -263,29 +315,30 @@ class _Stream:
         if report.outcome == "passed" and not hasattr(report, "wasxfail"):
             kind = getattr(call.excinfo, "typename", "an exception")
             _finding(f"{report.nodeid} raised {kind} but its report says passed")
-        elif hasattr(report, "wasxfail") and _checks is not None and _kind.judged(_checks, item):
-            found = _kind.xfail_call(_checks, call.excinfo)
+        elif hasattr(report, "wasxfail") and _judged is not None and _judged(item):
+            found = _xfail(call.excinfo)
             if found:
                 _finding(found, self._shown(item.nodeid))
 
-    def pytest_runtest_call(self, item, _checks=_CHECKS, _kind=_KIND, _process=_check_process):
-        if _checks is not None and _kind.judged(_checks, item):
+    def pytest_runtest_call(self, item, _judged=_IS_JUDGED, _test=_TEST,
+                            _process=_check_process, _configured=_configured):  # fmt: skip
+        if _judged is not None and _judged(item):
             shown = self._shown(item.nodeid)
-            for found in _kind.test(_checks, item):
+            for found in _test(item):
                 _finding(found, shown)
-        _process(self.config)
+        _process(_configured()[0])
         yield
 
-    def _shown(self, nodeid):
+    def _shown(self, nodeid, _configured=_configured):
         try:
-            return self.config.cwd_relative_nodeid(nodeid)
+            return _configured()[0].cwd_relative_nodeid(nodeid)
         except Exception:
             return nodeid
 
     def pytest_collection_finish(self, session):
         _STATE["phase"] = "run"
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report, _registered=_registered, _module=None):
         nodeid = report.nodeid
         status = _status(report)
         if _RANK[status] >= _RANK.get(self.status.get(nodeid, ""), -1):
@@ -294,6 +347,9 @@ class _Stream:
             return
         _check_bound()
         shown = self._shown(nodeid)
+        if not (_registered(self, "pytest_runtest_logreport")
+                and _registered(_module, "pytest_unconfigure")):  # fmt: skip
+            _finding("the judge's plugin is no longer registered with pytest", shown)
         _STATE["n"] += 1
         _emit({"ev": "t", "id": shown, "s": self.status.pop(nodeid, status)})
 
@@ -334,9 +390,8 @@ def pytest_addhooks(pluginmanager):
     another imported first (xdist.plugin, through xdist.looponfail's package) warns
     "already imported", which `filterwarnings = error` makes fatal (pylint-8898's gold
     patch could not resolve)."""
-    if _STATE["manager"] is None:  # the judge's pytest's (a pytester session's comes later)
-        _STATE["manager"] = pluginmanager
-        _STATE["hookexec"] = vars(pluginmanager).get("_inner_hookexec")
+    if _manager()[0] is None:  # the judge's pytest's (a pytester session's comes later)
+        _manager.__defaults__ = (pluginmanager, vars(pluginmanager).get("_inner_hookexec"))
     names = [n for n in os.environ.get("DGM_PLUGINS", "").split() if n not in sys.modules]
     hook = getattr(pluginmanager, "rewrite_hook", None)
     if names and hasattr(hook, "mark_rewrite"):
@@ -344,16 +399,22 @@ def pytest_addhooks(pluginmanager):
 
 
 def pytest_configure(config):
-    # the first config only: an in-process pytest run by a test (pytester) is not ours
-    if _NONCE and _STATE["config"] is None:
-        _STATE["config"] = config
-        config.pluginmanager.register(_Stream(config), "dgm-judge-stream")
+    # the first config of the judge's manager only: an in-process pytest run by a test
+    # (pytester) is not ours
+    if _NONCE and _configured()[0] is None and config.pluginmanager is _manager()[0]:
+        stream = _Stream()
+        _configured.__defaults__ = (config, stream)
+        config.pluginmanager.register(stream, "dgm-judge-stream")
 
 
-def pytest_unconfigure(config):
-    if config is _STATE["config"]:
+def pytest_unconfigure(config, _module=None):
+    first, stream = _configured()
+    if config is first:
         _check_bound()
         _check_process(config)
+        if not (_registered(_module, "pytest_unconfigure")
+                and _registered(stream, "pytest_runtest_logreport")):  # fmt: skip
+            _finding("the judge's plugin is no longer registered with pytest")
         _emit({"ev": "junit", "sha": _digest(getattr(config.option, "xmlpath", None))})
         _emit({"ev": "end", "n": _STATE["n"]})
 
@@ -368,12 +429,28 @@ def _digest(path):
         return ""
 
 
-_OWN.update(id(v) for v in list(globals().values()) if callable(v) and
-            getattr(v, "__module__", None) == __name__)  # fmt: skip
-_OWN.update(id(v) for v in list(vars(_Stream).values()) if callable(v))
-_OWN.update(
-    id(f) for f in (sys.settrace, sys.setprofile) if getattr(f, "__module__", "") == __name__
-)
-if _CHECKS is not None:  # the checks' class and its methods too (their defaults hold helpers)
-    _OWN.add(id(_KIND))
-    _OWN.update(id(v) for v in list(vars(_KIND).values()) if callable(v))
+def _freeze(_module=sys.modules.get(__name__)):
+    """At the end of the load, before any code of the patch runs: the ids of this module's
+    functions and classes and of the checks' (whose defaults hold what they use), their
+    code, bound into `_audit` and `_emit`; then the audit hook is added."""
+    funcs = [v for v in list(globals().values())
+             if callable(v) and getattr(v, "__module__", None) == __name__]  # fmt: skip
+    funcs += [v for v in list(vars(_Stream).values()) if callable(v)]
+    funcs += [f for f in (sys.settrace, sys.setprofile)
+              if getattr(f, "__module__", "") == __name__]  # fmt: skip
+    funcs += [f for f in _CHECK_FUNCS if f is not None]
+    codes = frozenset(getattr(f, "__code__", None) for f in funcs) - {None}
+    for func in (_Stream.pytest_runtest_logreport, pytest_unconfigure):
+        defaults = list(func.__defaults__)
+        defaults[-1] = _module
+        func.__defaults__ = tuple(defaults)
+    own = frozenset(id(v) for v in funcs) | {id(_module)}
+    once = ((_manager, pytest_addhooks.__code__), (_configured, pytest_configure.__code__))
+    _audit.__defaults__ = (_finding, own, codes, once) + _audit.__defaults__[4:]
+    _emit.__defaults__ = _emit.__defaults__[:-2] + (codes, _emit.__defaults__[-1])
+    if hasattr(sys, "addaudithook"):
+        sys.addaudithook(_audit)
+
+
+if _NONCE:
+    _freeze()

@@ -1,7 +1,9 @@
 """What the judge's pytest plugin checks (stream_checks.py) keeps of pytest's and the
 standard modules' internals when it loads, and the small readers of pytest's objects it
 uses. Staged beside the plugin as `dgm_judge_snapshot_<nonce>`; never imported by dgm,
-except by its own tests. Kept to Python 3.6 syntax.
+except by its own tests. The readers the checks call after load take what they use from
+their defaults, not from this module's globals (which code of the patch can rebind, with
+no audit event). Kept to Python 3.6 syntax.
 """
 
 import os
@@ -41,24 +43,26 @@ _GENERATED = {"__init__", "__repr__", "__eq__", "__ne__", "__hash__", "__lt__", 
               "__setstate__", "__match_args__", "__replace__"}  # fmt: skip
 
 
-def generated(klass, key, func):
-    made = "__dataclass_fields__" in vars(klass) or "__attrs_attrs__" in vars(klass)
-    return made and key in _GENERATED and func.__code__.co_filename.startswith("<")
+_GENERATED = frozenset(_GENERATED)
 
 
-def pytests(klass):
+def generated(klass, key, func, _vars=vars, _names=_GENERATED):
+    made = "__dataclass_fields__" in _vars(klass) or "__attrs_attrs__" in _vars(klass)
+    return made and key in _names and func.__code__.co_filename.startswith("<")
+
+
+def pytests(klass, _isinstance=isinstance, _getattr=getattr, _str=str, _type=type,
+            _top=WATCH_TOP):  # fmt: skip
     """A class of pytest's, pluggy's or unittest's (whose dicts are watched for additions)."""
-    return (
-        _isinstance(klass, type)
-        and str(_getattr(klass, "__module__", "")).split(".")[0] in WATCH_TOP
-    )
+    if not _isinstance(klass, _type):
+        return False
+    return _str(_getattr(klass, "__module__", "")).split(".")[0] in _top
 
 
-def descriptor(value):
+def descriptor(value, _type=type, _kinds=(_FUNC, staticmethod, classmethod, property) + BUILTIN):
     """What a class's attribute runs when used: functions, methods' wrappers, properties
     (not data, which pytest itself changes)."""
-    kind = _type(value)
-    return kind in (_FUNC, staticmethod, classmethod, property) or kind in BUILTIN
+    return _type(value) in _kinds
 
 
 def snapshot():
@@ -105,24 +109,29 @@ def plugin_dirs(plugins):
     return out
 
 
-def impls(caller):
+def impls(caller, _getattr=getattr, _list=list, _Exception=Exception):
     get = _getattr(caller, "get_hookimpls", None)
     if get is not None:
         try:
-            return list(get())
-        except Exception:  # noqa: BLE001 - not pluggy's caller: the internals check says so
+            return _list(get())
+        except _Exception:  # noqa: BLE001 - not pluggy's caller: the internals check says so
             return []
-    old = [_getattr(caller, n, None) or [] for n in ("_nonwrappers", "_wrappers")]
-    return [impl for group in old for impl in group]
+    out = []
+    for name in ("_nonwrappers", "_wrappers"):
+        out.extend(_getattr(caller, name, None) or [])
+    return out
 
 
-def qualname(item):
-    classes = [n.name for n in item.listchain() if _type(n).__name__ == "Class"]
+def qualname(item, _type=type, _getattr=getattr):
+    classes = []
+    for node in item.listchain():
+        if _type(node).__name__ == "Class":
+            classes.append(node.name)
     name = _getattr(item, "originalname", None) or item.name.split("[")[0]
     return ".".join(classes + [name]), name
 
 
-def test_function(item):
+def test_function(item, _getattr=getattr, _type=type):
     """What pytest will call: the module's or class's function; for a unittest case, the
     class attribute unittest looks up when it runs."""
     cls = _getattr(item, "cls", None)
@@ -131,8 +140,11 @@ def test_function(item):
     return _getattr(item, "obj", None)
 
 
-def marks(item):
+def marks(item, _Exception=Exception):
     try:
-        return [m.name for m in item.iter_markers()]
-    except Exception:  # noqa: BLE001 - an old pytest
+        out = []
+        for mark in item.iter_markers():
+            out.append(mark.name)
+        return out
+    except _Exception:  # noqa: BLE001 - an old pytest
         return ["xfail"] if item.get_closest_marker("xfail") is not None else []
