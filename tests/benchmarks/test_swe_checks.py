@@ -260,16 +260,39 @@ def test_the_checks_look_up_no_global_at_call_time() -> None:
         return names
 
     made = stream_checks.build([], [], "/nonexistent")
-    assert len(made) == 7 and all(callable(f) for f in made[:6])
+    assert len(made) == 8 and all(callable(f) for f in made[:7])
     called = {"has", "_children", "_walk", "_module_bindings", "_is_mark", "_decorated",
               "_read_source", "_add", "compile_variants", "generated", "pytests",
               "descriptor", "impls", "qualname", "test_function", "marks"}  # fmt: skip
-    found = {f.__name__: loads(f.__code__) for f in made[6]
+    found = {f.__name__: loads(f.__code__) for f in made[7]
              if hasattr(f, "__code__") and (f.__module__ == stream_checks.__name__
                                             or f.__name__ in called)}  # fmt: skip
     for load_time in ("build", "_bind", "_memo", "_expected_imports"):  # run before any patch
         found.pop(load_time)
     assert called <= set(found)
     found.update({f.__wrapped__.__name__: loads(f.__wrapped__.__code__)
-                  for f in made[6] if hasattr(f, "__wrapped__")})  # fmt: skip
+                  for f in made[7] if hasattr(f, "__wrapped__")})  # fmt: skip
     assert {name: names for name, names in found.items() if names} == {}
+
+
+@pytest.mark.parametrize(
+    "attack, found",
+    [("p1_config_class_swap", "of pytest's was swapped"),
+     ("t1_tracer_inside_call", "sys.settrace was called from"),
+     ("x1_assertion_error_xfailed", "an XFailed was raised by no call of pytest.xfail"),
+     ("x2_assertion_error_is_xfailed", "an XFailed was raised by no call of pytest.xfail"),
+     ("h1_hookcaller_instance_shadow", "")],
+)  # fmt: skip
+def test_round_ten_gets_no_clean_pass(tmp_path: Path, attack: str, found: str) -> None:
+    """Red team round ten (docs/red-team/2026-12-04-round10/), written against the frozen
+    checks: pytest's Config given a class that hands the checks an empty plugin manager
+    (P1, refused at the swap); the original `sys.settrace`, read from the judge's wrapper,
+    called by the package inside a test's call (T1); `AssertionError` bound to pytest's
+    XFailed (X1 for one call, X2 for the session); a HookCaller shadowed on its instance
+    (H1: its `__slots__` refuse it). None gets a pass without evidence; each names how."""
+    package = (ATTACKS.parent / "attacks_round10_swe" / f"{attack}.py.txt").read_text()
+    log, statuses, records = _run(tmp_path, package)
+    passed = statuses.get("tests/test_x.py::test_fixed") in ("PASSED", "XFAIL")
+    assert not passed or _evidence(records, statuses) is not None, log[-3000:]
+    said = records.findings + [what for _, what in records.test_findings]
+    assert not found or any(found in what for what in said), (said, log[-3000:])

@@ -328,15 +328,22 @@ def test(item, _tests=(), _loaded=(), _repo="", _placed=_placed, _wrapped=_wrapp
     return out
 
 
-def xfail_call(excinfo, _lib_dirs=(), _genuine=genuine, _getattr=getattr, _reversed=reversed,
-               _realpath=_realpath, _any=any):  # fmt: skip
+def xfail_call(excinfo, _lib_dirs=(), _genuine=genuine, _raiser=None, _XFailed=None,
+               _getattr=getattr, _reversed=reversed, _realpath=_realpath, _any=any,
+               _isinstance=isinstance, _type=type):  # fmt: skip
     """A finding if `pytest.xfail()` (or a raised XFailed) came from code of no genuine
-    file: the package under test marking its own failure expected."""
+    file: the package under test marking its own failure expected; or if an XFailed was
+    raised by no call of `pytest.xfail` (red team round ten X1/X2: `AssertionError`, the
+    name a rewritten assert raises, bound to XFailed)."""
     tb = _getattr(excinfo, "tb", None)
     frames = []
     while tb is not None:
         frames.append(tb.tb_frame)
         tb = tb.tb_next
+    value = _getattr(excinfo, "value", None)
+    if _raiser is not None and _XFailed is not None and _isinstance(value, _XFailed):
+        if _type(value) is not _XFailed or not frames or frames[-1].f_code is not _raiser:
+            return "an XFailed was raised by no call of pytest.xfail"
     caller = None
     for frame in _reversed(frames):
         where = _realpath(frame.f_code.co_filename)
@@ -414,7 +421,8 @@ def _expected_imports(held):
 
 def build(judged_files, plugins, mark):
     """The checks, made at load (before any code of the patch runs in this process):
-    (judged, test, xfail_call, hooks, internals, tracer, every function they use)."""
+    (judged, test, xfail_call, hooks, internals, tracer, genuine, every function they
+    use)."""
     import unittest  # noqa: F401 - loaded now, so its functions are watched from the start
 
     cwd = os.getcwd()
@@ -454,6 +462,10 @@ def build(judged_files, plugins, mark):
     objects = frozenset(id(value) for _, _, value, code in snapshot
                         if code is None and type(value) is not _FUNC)  # fmt: skip
 
+    outcomes = sys.modules.get("_pytest.outcomes")
+    xfail = getattr(outcomes, "xfail", None)
+    raiser = getattr(xfail if type(xfail) is _FUNC else vars(type(xfail)).get("__call__"),
+                     "__code__", None)  # fmt: skip
     trusted_file = _bind(_trusted_file, _own=own, _repo=repo, _lib_dirs=lib_dirs, _since=since)
     key = _memo(_bind(_genuine_key, _cwd=cwd, _loaded=loaded, _trusted_file=trusted_file,
                       _compile=compile_path))  # fmt: skip
@@ -470,10 +482,17 @@ def build(judged_files, plugins, mark):
     checks = (
         _bind(judged, _tests=frozenset(p for p, _ in tests)),
         _bind(test, _tests=tests, _loaded=loaded, _repo=repo, _placed=placed, _wrapped=wrapped),
-        _bind(xfail_call, _lib_dirs=lib_dirs, _genuine=is_genuine),
+        _bind(
+            xfail_call,
+            _lib_dirs=lib_dirs,
+            _genuine=is_genuine,
+            _raiser=raiser,
+            _XFailed=getattr(outcomes, "XFailed", None),
+        ),
         _bind(hooks, _trusted=is_trusted),
         _bind(internals, _classes=classes, _snapshot=snapshot, _trusted=is_trusted),
         _bind(tracer, _trusted=is_trusted),
+        is_genuine,
     )
     made = (compile_path, trusted_file, key, is_genuine, inner, members, klass, memo_class,
             is_trusted, wrapped, placed)  # fmt: skip

@@ -161,7 +161,7 @@ def _finding(what, test=None, _emit=_emit):
 def _load_checks():
     """stream_checks.py, staged beside this module: its checks made now (`build`), before
     any code of the patch runs in this process: (judged, test, xfail_call, hooks,
-    internals, tracer, every function they use). Nones if it cannot load here (then only
+    internals, tracer, genuine, every function they use). Nones if it cannot load here (then only
     the checks of this module are made; never a reason to refuse)."""
     judged = [p for p in os.environ.pop("DGM_JUDGED", "").split(":") if p]
     plugins = os.environ.get("DGM_PLUGINS", "").split()
@@ -171,14 +171,14 @@ def _load_checks():
         return module.build(judged, plugins, mark)
     except Exception as error:  # noqa: BLE001
         _emit({"ev": "note", "what": f"checks unavailable: {type(error).__name__}: {error}"[:300]})
-        return (None,) * 6 + ((),)
+        return (None,) * 7 + ((),)
 
 
 _LOADED = _NONCE and __name__.startswith("dgm_judge_stream_")
 # the checks (plain functions whose state is in their defaults), bound into every function
 # that uses them (defaults): no class, instance or module name is looked up at call time
-_IS_JUDGED, _TEST, _XFAIL, _HOOKS, _INTERNALS, _TRACER, _CHECK_FUNCS = (
-    _load_checks() if _LOADED else (None,) * 6 + ((),)
+_IS_JUDGED, _TEST, _XFAIL, _HOOKS, _INTERNALS, _TRACER, _GENUINE, _CHECK_FUNCS = (
+    _load_checks() if _LOADED else (None,) * 7 + ((),)
 )
 
 
@@ -217,8 +217,9 @@ def _configured(_config=None, _stream=None):
 
 
 def _audit(event, args, _finding=_finding, _own=frozenset(), _codes=frozenset(),
-           _once=(), _frame=getattr(sys, "_getframe", None), _id=id,
-           _RuntimeError=RuntimeError):  # fmt: skip
+           _once=(), _setter=None, _genuine=None, _frame=getattr(sys, "_getframe", None),
+           _id=id, _RuntimeError=RuntimeError, _type=type, _str=str,
+           _tops=("_pytest", "pluggy", "pytest")):  # fmt: skip
     """An audit hook of the judge's, added at the end of this module's load, before any
     code of the patch runs (Python 3.8+): no later hook is let in (round nine B3 timed a
     swap of `item.runtest` by one), no attribute of this plugin's or its checks' functions
@@ -236,6 +237,18 @@ def _audit(event, args, _finding=_finding, _own=frozenset(), _codes=frozenset(),
                     return
         _finding(f"the judge's plugin was changed ({args[1]!s:.40})")
         raise _RuntimeError("refused by the judge")
+    if event == "object.__setattr__" and args and args[1] == "__class__":
+        # (red team round ten P1: the config's class swapped for one that lies to a check)
+        if _str(_type(args[0]).__module__).split(".")[0] in _tops:
+            _finding(f"the class of a {_type(args[0]).__name__} of pytest's was swapped")
+            raise _RuntimeError("refused by the judge")
+    if event in ("sys.settrace", "sys.setprofile") and _genuine is not None and _frame:
+        # through the judge's wrappers or by genuine code (a test's cProfile, coverage's C
+        # tracer): round ten T1 called the original, read from the wrapper's defaults, from
+        # the package, setting a tracer inside a test's call and taking it off there
+        code = _frame(1).f_code
+        if code is not _setter and not _genuine(code):
+            _finding(f"{event} was called from {code.co_filename!s:.80}, not the judge's wrapper")
     if event == "function.__new__" and args and args[0] in _codes:
         _finding(f"a function was made of the judge's code ({args[0].co_name!s:.40})")
         raise _RuntimeError("refused by the judge")
@@ -250,9 +263,9 @@ def _check_process(config, _hooks=_HOOKS, _internals=_INTERNALS, _tracer=_TRACER
     and the trace and profile functions now set."""
     if _hooks is None:
         return
-    found = _hooks(config.pluginmanager) + _internals()
-    manager = config.pluginmanager
     first, hookexec = _manager()
+    manager = first if first is not None else config.pluginmanager
+    found = _hooks(manager) + _internals()
     executor = _vars(manager).get("_inner_hookexec", hookexec)
     if manager is first and executor is not hookexec:
         found.append("pluggy's hook executor was replaced (hook call monitoring)")
@@ -429,6 +442,17 @@ def _digest(path):
         return ""
 
 
+def _set_defaults(func, **values):
+    """Set named defaults of `func` (before the audit hook is added, which refuses it)."""
+    code = func.__code__
+    names = code.co_varnames[: code.co_argcount]
+    defaults = list(func.__defaults__)
+    first = len(names) - len(defaults)
+    for key, value in values.items():
+        defaults[names.index(key) - first] = value
+    func.__defaults__ = tuple(defaults)
+
+
 def _freeze(_module=sys.modules.get(__name__)):
     """At the end of the load, before any code of the patch runs: the ids of this module's
     functions and classes and of the checks' (whose defaults hold what they use), their
@@ -446,7 +470,8 @@ def _freeze(_module=sys.modules.get(__name__)):
         func.__defaults__ = tuple(defaults)
     own = frozenset(id(v) for v in funcs) | {id(_module)}
     once = ((_manager, pytest_addhooks.__code__), (_configured, pytest_configure.__code__))
-    _audit.__defaults__ = (_finding, own, codes, once) + _audit.__defaults__[4:]
+    setter = _judged_set.__code__ if _TRACER is not None else None
+    _set_defaults(_audit, _own=own, _codes=codes, _once=once, _setter=setter, _genuine=_GENUINE)
     _emit.__defaults__ = _emit.__defaults__[:-2] + (codes, _emit.__defaults__[-1])
     if hasattr(sys, "addaudithook"):
         sys.addaudithook(_audit)
