@@ -248,7 +248,7 @@ def test_the_checks_look_up_no_global_at_call_time() -> None:
     `build` makes, nor what they call in the sibling modules, loads a global."""
     import dis
 
-    from dgm.benchmarks.swebench import stream_checks
+    from dgm.benchmarks.swebench import stream_checks, stream_trust
 
     def loads(code):
         names = [
@@ -260,14 +260,17 @@ def test_the_checks_look_up_no_global_at_call_time() -> None:
         return names
 
     made = stream_checks.build([], [], "/nonexistent")
+    own = (stream_checks.__name__, stream_trust.__name__)
     assert len(made) == 8 and all(callable(f) for f in made[:7])
     called = {"has", "_children", "_walk", "_module_bindings", "_is_mark", "_decorated",
               "_read_source", "_add", "compile_variants", "generated", "pytests",
               "descriptor", "impls", "qualname", "test_function", "marks"}  # fmt: skip
-    found = {f.__name__: loads(f.__code__) for f in made[7]
-             if hasattr(f, "__code__") and (f.__module__ == stream_checks.__name__
-                                            or f.__name__ in called)}  # fmt: skip
-    for load_time in ("build", "_bind", "_memo", "_expected_imports"):  # run before any patch
+    found = {
+        f.__name__: loads(f.__code__)
+        for f in made[7]
+        if hasattr(f, "__code__") and (f.__module__ in own or f.__name__ in called)
+    }
+    for load_time in ("build", "bind", "memo", "_expected_imports"):  # run before any patch
         found.pop(load_time)
     assert called <= set(found)
     found.update({f.__wrapped__.__name__: loads(f.__wrapped__.__code__)

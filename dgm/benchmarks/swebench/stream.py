@@ -49,7 +49,9 @@ def staged(nonce: str) -> dict[str, str]:
     names = {"stream_plugin.py": module(nonce),
              "stream_checks.py": f"dgm_judge_checks_{nonce[:12]}",
              "stream_code.py": f"dgm_judge_code_{nonce[:12]}",
-             "stream_snapshot.py": f"dgm_judge_snapshot_{nonce[:12]}"}  # fmt: skip
+             "stream_snapshot.py": f"dgm_judge_snapshot_{nonce[:12]}",
+             "stream_trust.py": f"dgm_judge_trust_{nonce[:12]}",
+             "stream_audit.py": f"dgm_judge_audit_{nonce[:12]}"}  # fmt: skip
     return {f"{name}.py": (here / source).read_text() for source, name in names.items()}
 
 

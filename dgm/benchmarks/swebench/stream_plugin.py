@@ -10,20 +10,17 @@ pytest captures anything, one line per event:
           run): the phase (collect / run) and the file that called fork
   t       as each test finishes (at its teardown): its id as the -rA summary prints it and
           its status as the JUnit report would give it
-  x       pytest's own machinery rebound after this plugin loaded (the function that
-          makes each test's report, the call of a test, the hook caller), or a test whose
-          call raised but whose report says passed (red team round seven S1: the package
-          replaced `TestReport.from_item_and_call`); once per finding
+  x       a finding: the checks' (stream_checks.py), the audit hook's, or a test whose
+          call raised but whose report says passed (round seven S1)
+  junit   at unconfigure: the digest of the JUnit report pytest wrote
   end     at unconfigure: how many `t` lines were written
 
 Every line first checks (fstat) that its fd is still the file it duplicated at load; once
-it is not (the package dup2'd another file over it), the plugin writes nothing more, and
-the host refuses a stream that ended without the lines of the tests the log passes.
+it is not (closed, or another file dup2'd over it), the session is killed: no results.
 
-The nonce comes in the environment (DGM_STREAM, popped at load). Moving it to a pipe
-would not hide it: the staged tests script holds it (bash keeps that file open on fd
-255) and so do this module's globals, all readable by code in the process; it only
-tells the host which lines are the plugin's, not code in the process apart from it.
+The nonce comes in the environment (DGM_STREAM, popped at load); code in the process can
+read it (the staged tests script, this module), so it tells the host which lines are the
+plugin's, not code in the process apart from it.
 
 A fork's child inherits this plugin, so a forked pytest writes its lines with its own pid,
 and the parent cannot take back what the child wrote. The host (stream.py) refuses a run
@@ -31,13 +28,11 @@ whose results came from another process, or whose log or JUnit report pass a tes
 stream saw fail. Code in the same process can still rewrite all of this: see the README.
 
 No positive verdict is read from state code in the process can write without an audit
-event (an instance's or class's attribute, a dict, a set, a closure cell): what the
-plugin's functions use is bound in their defaults, which the audit hook guards, and the
-two things recorded after load (the plugin manager at `pytest_addhooks`, the config at
-`pytest_configure`) go, once, into the defaults of a holder function (`_manager`,
-`_configured`) that only the recording hook may set. `_emit` writes only for the plugin's
-own code (round nine D3 unregistered the plugin and wrote the stream through `_emit`),
-and the `t` and `end` lines say so when the plugin is no longer registered.
+event (an attribute, a dict, a set, a closure cell): what the functions use is bound in
+their defaults, which the audit hook (stream_audit.py) guards; the plugin manager and the
+config, recorded after load, go once into the defaults of a holder (`_manager`,
+`_configured`). `_emit` writes only for the plugin's own code (round nine D3 wrote the
+stream through it), and the `t` and `end` lines say so once the plugin is unregistered.
 Kept to Python 3.6 syntax, for old instance environments.
 """
 
@@ -48,6 +43,11 @@ import os
 import sys
 
 import pytest
+
+if __name__.startswith("dgm_judge_stream_"):  # staged: its siblings have the same nonce
+    _guard = importlib.import_module(__name__.replace("dgm_judge_stream_", "dgm_judge_audit_"))
+else:  # dgm's own tests
+    from dgm.benchmarks.swebench import stream_audit as _guard
 
 _NONCE = os.environ.pop("DGM_STREAM", "")
 _getpid = os.getpid
@@ -121,35 +121,7 @@ if _NONCE:
         os.register_at_fork(after_in_child=_forked)
 
 
-def _watched():
-    """(label, the object now bound there) for the pytest and pluggy internals a report
-    passes through; those an old pytest lacks are left out."""
-    found = []
-    places = [("_pytest.reports", "TestReport", "from_item_and_call"),
-              ("_pytest.runner", "TestReport", "from_item_and_call"),
-              ("_pytest.runner", "CallInfo", "from_call"),
-              ("_pytest.runner", "", "call_and_report"),
-              ("_pytest.runner", "", "call_runtest_hook"),
-              ("_pytest.runner", "", "runtestprotocol"),
-              ("_pytest.python", "Function", "runtest"),
-              ("_pytest.python", "", "pytest_pyfunc_call"),
-              ("_pytest.unittest", "TestCaseFunction", "runtest"),
-              ("pluggy._callers", "", "_multicall"),
-              ("pluggy.callers", "", "_multicall"),
-              ("pluggy._hooks", "_HookCaller", "__call__"),
-              ("pluggy.hooks", "_HookCaller", "__call__")]  # fmt: skip
-    for mod_name, cls_name, attr in places:
-        mod = sys.modules.get(mod_name)
-        holder = getattr(mod, cls_name, None) if cls_name else mod
-        if holder is None:
-            continue
-        where = holder.__dict__ if isinstance(holder, type) else vars(holder)
-        if attr in where:
-            found.append((".".join(p for p in (mod_name, cls_name, attr) if p), where[attr]))
-    return found
-
-
-_BOUND = _watched() if _NONCE else []
+_BOUND = _guard.watched() if _NONCE else []
 
 
 def _finding(what, test=None, _emit=_emit):
@@ -206,55 +178,14 @@ if _TRACER is not None:
 
 def _manager(_pm=None, _hookexec=None):
     """(the judge's plugin manager, pluggy's executor in it), as `pytest_addhooks` found
-    them, before any code of the patch ran; set once, by it alone (see `_audit`)."""
+    them, before any code of the patch ran; set once, by it alone (see `stream_audit.audit`)."""
     return _pm, _hookexec
 
 
 def _configured(_config=None, _stream=None):
     """(the judge's pytest's config, the `_Stream` registered on it); set once, by
-    `pytest_configure` alone (see `_audit`)."""
+    `pytest_configure` alone (see `stream_audit.audit`)."""
     return _config, _stream
-
-
-def _audit(event, args, _finding=_finding, _own=frozenset(), _codes=frozenset(),
-           _once=(), _setter=None, _genuine=None, _frame=getattr(sys, "_getframe", None),
-           _id=id, _RuntimeError=RuntimeError, _type=type, _str=str,
-           _tops=("_pytest", "pluggy", "pytest")):  # fmt: skip
-    """An audit hook of the judge's, added at the end of this module's load, before any
-    code of the patch runs (Python 3.8+): no later hook is let in (round nine B3 timed a
-    swap of `item.runtest` by one), no attribute of this plugin's or its checks' functions
-    or classes is set (their defaults hold what they use; `_own`, their ids), no function
-    is made of their code with other defaults or globals (`_codes`), and a read of the
-    process's environment or memory through /proc is a finding. `_once`: (holder, the
-    code of the one hook that may set its defaults, once)."""
-    if event == "sys.addaudithook":
-        _finding("an audit hook was added after the judge's plugin loaded")
-        raise _RuntimeError("refused by the judge")
-    if event in ("object.__setattr__", "object.__delattr__") and args and _id(args[0]) in _own:
-        for holder, setter in _once:
-            if args[0] is holder and args[1] == "__defaults__" and holder()[0] is None:
-                if _frame is not None and _frame(1).f_code is setter:
-                    return
-        _finding(f"the judge's plugin was changed ({args[1]!s:.40})")
-        raise _RuntimeError("refused by the judge")
-    if event == "object.__setattr__" and args and args[1] == "__class__":
-        # (red team round ten P1: the config's class swapped for one that lies to a check)
-        if _str(_type(args[0]).__module__).split(".")[0] in _tops:
-            _finding(f"the class of a {_type(args[0]).__name__} of pytest's was swapped")
-            raise _RuntimeError("refused by the judge")
-    if event in ("sys.settrace", "sys.setprofile") and _genuine is not None and _frame:
-        # through the judge's wrappers or by genuine code (a test's cProfile, coverage's C
-        # tracer): round ten T1 called the original, read from the wrapper's defaults, from
-        # the package, setting a tracer inside a test's call and taking it off there
-        code = _frame(1).f_code
-        if code is not _setter and not _genuine(code):
-            _finding(f"{event} was called from {code.co_filename!s:.80}, not the judge's wrapper")
-    if event == "function.__new__" and args and args[0] in _codes:
-        _finding(f"a function was made of the judge's code ({args[0].co_name!s:.40})")
-        raise _RuntimeError("refused by the judge")
-    if event == "open" and args and isinstance(args[0], str) and args[0].startswith("/proc/"):
-        if args[0].endswith(("/environ", "/mem")):
-            _finding(f"{args[0]} was opened")
 
 
 def _check_process(config, _hooks=_HOOKS, _internals=_INTERNALS, _tracer=_TRACER,
@@ -280,24 +211,16 @@ def _check_process(config, _hooks=_HOOKS, _internals=_INTERNALS, _tracer=_TRACER
         _finding(what)
 
 
-def _check_bound():
-    now = dict(_watched())
+def _check_bound(_watched=_guard.watched, _dict=dict, _finding=_finding):
+    now = _dict(_watched())
     for label, original in _BOUND:
         if now.get(label) is not original:
             _finding(label + " was replaced after the judge's plugin loaded")
 
 
-def _registered(plugin, hook, _manager=_manager, _getattr=getattr):
-    """Whether `plugin` implements `hook` in the judge's plugin manager now (not a copy of
-    the plugin's function called by other code, after it was unregistered: round nine D3)."""
-    caller = _getattr(_getattr(_manager()[0], "hook", None), hook, None)
-    get = _getattr(caller, "get_hookimpls", None)
-    if get is None:  # an old pluggy: not checked
-        return True
-    for impl in get():
-        if _getattr(impl, "plugin", None) is plugin:
-            return True
-    return False
+# whether a plugin still implements a hook in the judge's plugin manager (round nine D3)
+_registered = _guard.registered
+_guard.set_defaults(_registered, _manager=_manager)
 
 
 class _Stream:
@@ -420,18 +343,6 @@ def pytest_configure(config):
         config.pluginmanager.register(stream, "dgm-judge-stream")
 
 
-def pytest_unconfigure(config, _module=None):
-    first, stream = _configured()
-    if config is first:
-        _check_bound()
-        _check_process(config)
-        if not (_registered(_module, "pytest_unconfigure")
-                and _registered(stream, "pytest_runtest_logreport")):  # fmt: skip
-            _finding("the judge's plugin is no longer registered with pytest")
-        _emit({"ev": "junit", "sha": _digest(getattr(config.option, "xmlpath", None))})
-        _emit({"ev": "end", "n": _STATE["n"]})
-
-
 def _digest(path):
     """The JUnit report as pytest wrote it (at sessionfinish, before this): the host
     refuses one rewritten later (round nine B4 rewrote it at exit)."""
@@ -442,27 +353,32 @@ def _digest(path):
         return ""
 
 
-def _set_defaults(func, **values):
-    """Set named defaults of `func` (before the audit hook is added, which refuses it)."""
-    code = func.__code__
-    names = code.co_varnames[: code.co_argcount]
-    defaults = list(func.__defaults__)
-    first = len(names) - len(defaults)
-    for key, value in values.items():
-        defaults[names.index(key) - first] = value
-    func.__defaults__ = tuple(defaults)
+def pytest_unconfigure(config, _configured=_configured, _check_bound=_check_bound,
+                       _check_process=_check_process, _registered=_registered,
+                       _finding=_finding, _emit=_emit, _digest=_digest, _state=_STATE,
+                       _getattr=getattr, _module=None):  # fmt: skip
+    first, stream = _configured()
+    if config is first:
+        _check_bound()
+        _check_process(config)
+        if not (_registered(_module, "pytest_unconfigure")
+                and _registered(stream, "pytest_runtest_logreport")):  # fmt: skip
+            _finding("the judge's plugin is no longer registered with pytest")
+        _emit({"ev": "junit", "sha": _digest(_getattr(config.option, "xmlpath", None))})
+        _emit({"ev": "end", "n": _state["n"]})
 
 
 def _freeze(_module=sys.modules.get(__name__)):
     """At the end of the load, before any code of the patch runs: the ids of this module's
     functions and classes and of the checks' (whose defaults hold what they use), their
-    code, bound into `_audit` and `_emit`; then the audit hook is added."""
+    code, bound into the audit hook and `_emit`; then the audit hook is added."""
     funcs = [v for v in list(globals().values())
              if callable(v) and getattr(v, "__module__", None) == __name__]  # fmt: skip
     funcs += [v for v in list(vars(_Stream).values()) if callable(v)]
     funcs += [f for f in (sys.settrace, sys.setprofile)
               if getattr(f, "__module__", "") == __name__]  # fmt: skip
     funcs += [f for f in _CHECK_FUNCS if f is not None]
+    funcs += [v for v in list(vars(_guard).values()) if type(v) is type(_freeze)]
     codes = frozenset(getattr(f, "__code__", None) for f in funcs) - {None}
     for func in (_Stream.pytest_runtest_logreport, pytest_unconfigure):
         defaults = list(func.__defaults__)
@@ -471,10 +387,12 @@ def _freeze(_module=sys.modules.get(__name__)):
     own = frozenset(id(v) for v in funcs) | {id(_module)}
     once = ((_manager, pytest_addhooks.__code__), (_configured, pytest_configure.__code__))
     setter = _judged_set.__code__ if _TRACER is not None else None
-    _set_defaults(_audit, _own=own, _codes=codes, _once=once, _setter=setter, _genuine=_GENUINE)
+    audit = _guard.audit
+    _guard.set_defaults(audit, _finding=_finding, _own=own, _codes=codes, _once=once,
+                        _setter=setter, _genuine=_GENUINE)  # fmt: skip
     _emit.__defaults__ = _emit.__defaults__[:-2] + (codes, _emit.__defaults__[-1])
     if hasattr(sys, "addaudithook"):
-        sys.addaudithook(_audit)
+        sys.addaudithook(audit)
 
 
 if _NONCE:
