@@ -185,8 +185,36 @@ def xfail_call(excinfo, _lib_dirs=(), _genuine=genuine, _raiser=None, _XFailed=N
     return f"pytest.xfail was called from {caller.f_code.co_filename}"
 
 
-def hooks(pluginmanager, _trusted=None, _impls=_snap.impls, _getattr=getattr, _type=type,
-          _vars=vars, _list=list):  # fmt: skip
+def _own_impl(impl, name, _getattr=getattr, _type=type, _vars=vars, _isinstance=isinstance,
+              _FUNC=_FUNC, _METHOD=types.MethodType, _MODULE=_MODULE):  # fmt: skip
+    """Whether `impl` is its plugin's own hook function (red team round eleven M1, G1: a
+    genuine function, or one bound to an object of the package's, placed on a plugin of
+    the package's under a hook's name): a function whose code is named for a hook, found
+    under the hook's name (or, with `specname`, its own) where the plugin defines it (a
+    module plugin: its globals; an object: its class's dict, bound to it)."""
+    func, plugin = impl.function, impl.plugin
+    inner = func.__func__ if _type(func) is _METHOD else func
+    if _type(inner) is not _FUNC:
+        return False
+    if _type(func) is _METHOD and func.__self__ is not plugin:
+        return False
+    own = inner.__code__.co_name
+    spec = (_getattr(impl, "opts", None) or {}).get("specname")
+    if not own.startswith("pytest_"):  # (pytest's Session: pytest_collectreport = ...)
+        return False
+    key = name if spec != name else own  # the attribute pluggy found it under
+    if _type(plugin) is _MODULE:
+        return inner.__globals__ is _vars(plugin) and _vars(plugin).get(key) is inner
+    holder = plugin if _isinstance(plugin, _type) else _type(plugin)
+    for klass in holder.__mro__:
+        value = _vars(klass).get(key)
+        if value is not None:
+            return _getattr(value, "__func__", value) is inner
+    return False
+
+
+def hooks(pluginmanager, _trusted=None, _impls=_snap.impls, _own_impl=_own_impl,
+          _getattr=getattr, _type=type, _vars=vars, _list=list):  # fmt: skip
     """Findings on the hook implementations registered now."""
     relay = _getattr(pluginmanager, "hook", None)
     for name, caller in _list(_vars(relay).items()) if relay is not None else ():
@@ -200,6 +228,10 @@ def hooks(pluginmanager, _trusted=None, _impls=_snap.impls, _getattr=getattr, _t
                 where = _getattr(code, "co_filename", _type(func).__name__)
                 plugin = _getattr(impl, "plugin_name", "?")
                 return [f"hook {name} has an implementation from {where} (plugin {plugin})"]
+            if func is not None and not _own_impl(impl, name):
+                plugin = _getattr(impl, "plugin_name", "?")
+                return [f"hook {name} has an implementation that is not its plugin's own "
+                        f"hook function (plugin {plugin})"]  # fmt: skip
     return []
 
 
