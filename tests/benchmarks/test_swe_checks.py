@@ -308,16 +308,16 @@ _OPEN = pytest.mark.xfail(strict=True, reason="open after red team round eleven"
     "attack, found",
     [("m1_bound_genuine_hookimpl", "is not its plugin's own hook function"),
      ("g1_genuine_function_out_of_place", "is not its plugin's own hook function"),
-     pytest.param("t2_builtin_tracer_frame_trace", "", marks=_OPEN),
-     pytest.param("t3_bdb_enables_tracing", "", marks=_OPEN),
+     ("t2_builtin_tracer_frame_trace", "sys.settrace was called under"),
+     ("t3_bdb_enables_tracing", "sys.settrace was called under"),
      pytest.param("e1_always_equal", "", marks=_OPEN)],
 )  # fmt: skip
 def test_round_eleven_gets_no_clean_pass(tmp_path: Path, attack: str, found: str) -> None:
     """Red team round eleven (rt11): a genuine function placed on the package's plugin as
     a hook implementation, bound to an object of the package's (M1) or not (G1), refused
-    by where it is defined; open: a frame's own `f_trace`, with tracing switched on by a
-    trusted tracer (T2: `getattr`; T3: stdlib bdb), and an answer equal to everything
-    (E1)."""
+    by where it is defined; a frame's own `f_trace`, with tracing switched on by a trusted
+    tracer (T2: `getattr`; T3: stdlib bdb), refused by the package's code on the stack
+    when a tracer is set; open: an answer equal to everything (E1)."""
     package = (ATTACKS.parent / "attacks_round11_swe" / f"{attack}.py.txt").read_text()
     log, statuses, records = _run(tmp_path, package)
     passed = statuses.get("tests/test_x.py::test_fixed") in ("PASSED", "XFAIL")

@@ -85,6 +85,19 @@ def audit(event, args, _finding=None, _own=frozenset(), _codes=frozenset(),
         code = _frame(1).f_code
         if code is not _setter and not _genuine(code):
             _finding(f"{event} was called from {code.co_filename!s:.80}, not the judge's wrapper")
+        # round eleven T2, T3: a trusted tracer (a builtin; stdlib bdb) only switches
+        # tracing on, and the package's function goes into a frame's own `f_trace`, which
+        # no check reads: no code of no genuine file may be on the stack when one is set
+        frame = _frame(2) if code is _setter else _frame(1)
+        while frame is not None:
+            code = frame.f_code
+            if code is not _setter and not code.co_filename.startswith("<"):
+                if not _genuine(code):
+                    _finding(
+                        f"{event} was called under {code.co_filename!s:.80}:{code.co_name!s:.40}"
+                    )
+                    break
+            frame = frame.f_back
     if event == "function.__new__" and args and args[0] in _codes:
         _finding(f"a function was made of the judge's code ({args[0].co_name!s:.40})")
         raise _RuntimeError("refused by the judge")
