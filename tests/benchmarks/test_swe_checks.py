@@ -310,6 +310,7 @@ _OPEN = pytest.mark.xfail(strict=True, reason="open after red team round eleven"
      ("g1_genuine_function_out_of_place", "is not its plugin's own hook function"),
      ("t2_builtin_tracer_frame_trace", "sys.settrace was called under"),
      ("t3_bdb_enables_tracing", "sys.settrace was called under"),
+     ("x3_xfail_exception_attr", "it raised no XFailed and has no xfail marker"),
      pytest.param("e1_always_equal", "", marks=_OPEN)],
 )  # fmt: skip
 def test_round_eleven_gets_no_clean_pass(tmp_path: Path, attack: str, found: str) -> None:
@@ -317,7 +318,9 @@ def test_round_eleven_gets_no_clean_pass(tmp_path: Path, attack: str, found: str
     a hook implementation, bound to an object of the package's (M1) or not (G1), refused
     by where it is defined; a frame's own `f_trace`, with tracing switched on by a trusted
     tracer (T2: `getattr`; T3: stdlib bdb), refused by the package's code on the stack
-    when a tracer is set; open: an answer equal to everything (E1)."""
+    when a tracer is set; skipping's `xfail.Exception` bound to the package's subclass of
+    AssertionError, itself bound in builtins (X3), refused as an xfail with neither an
+    XFailed nor a marker; open: an answer equal to everything (E1)."""
     package = (ATTACKS.parent / "attacks_round11_swe" / f"{attack}.py.txt").read_text()
     log, statuses, records = _run(tmp_path, package)
     passed = statuses.get("tests/test_x.py::test_fixed") in ("PASSED", "XFAIL")

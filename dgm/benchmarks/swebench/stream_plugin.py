@@ -252,7 +252,7 @@ class _Stream:
             kind = getattr(call.excinfo, "typename", "an exception")
             _finding(f"{report.nodeid} raised {kind} but its report says passed")
         elif hasattr(report, "wasxfail") and _judged is not None and _judged(item):
-            found = _xfail(call.excinfo)
+            found = _xfail(call.excinfo, item)
             if found:
                 _finding(found, self._shown(item.nodeid))
 
