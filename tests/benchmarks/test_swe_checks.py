@@ -301,17 +301,13 @@ def test_round_ten_gets_no_clean_pass(tmp_path: Path, attack: str, found: str) -
     assert not found or any(found in what for what in said), (said, log[-3000:])
 
 
-_OPEN = pytest.mark.xfail(strict=True, reason="open after red team round eleven")
-
-
 @pytest.mark.parametrize(
     "attack, found",
     [("m1_bound_genuine_hookimpl", "is not its plugin's own hook function"),
      ("g1_genuine_function_out_of_place", "is not its plugin's own hook function"),
      ("t2_builtin_tracer_frame_trace", "sys.settrace was called under"),
      ("t3_bdb_enables_tracing", "sys.settrace was called under"),
-     ("x3_xfail_exception_attr", "it raised no XFailed and has no xfail marker"),
-     pytest.param("e1_always_equal", "", marks=_OPEN)],
+     ("x3_xfail_exception_attr", "it raised no XFailed and has no xfail marker")],
 )  # fmt: skip
 def test_round_eleven_gets_no_clean_pass(tmp_path: Path, attack: str, found: str) -> None:
     """Red team round eleven (rt11): a genuine function placed on the package's plugin as
@@ -320,7 +316,8 @@ def test_round_eleven_gets_no_clean_pass(tmp_path: Path, attack: str, found: str
     tracer (T2: `getattr`; T3: stdlib bdb), refused by the package's code on the stack
     when a tracer is set; skipping's `xfail.Exception` bound to the package's subclass of
     AssertionError, itself bound in builtins (X3), refused as an xfail with neither an
-    XFailed nor a marker; open: an answer equal to everything (E1)."""
+    XFailed nor a marker. Open, and no test here: an answer equal to everything (E1,
+    `attacks_round11_swe/e1_always_equal.py.txt`), which touches no part of pytest."""
     package = (ATTACKS.parent / "attacks_round11_swe" / f"{attack}.py.txt").read_text()
     log, statuses, records = _run(tmp_path, package)
     passed = statuses.get("tests/test_x.py::test_fixed") in ("PASSED", "XFAIL")
