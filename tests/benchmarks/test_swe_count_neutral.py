@@ -177,3 +177,23 @@ def test_fallback_canaries_are_named_and_written_like_the_files_tests() -> None:
     assert failed
     assert canaries.owns(f"tests/test_fmt.py::{canaries.must_fail}")
     assert not canaries.owns("tests/test_fmt.py::test_parse_more")
+
+
+def test_an_aliased_exception_is_no_site() -> None:
+    """`pytest.raises(IOError)`: IOError is OSError, so a pool of OSError's class held the
+    type itself, and its must-fail copy passed beside the original (sqlfluff-1763's gold
+    patch was called tampered)."""
+    import ast
+
+    rng = random.Random(0)
+    aliases = [n for n, t in mutations.EXCEPTIONS.items() if t.__name__ != n]
+    assert {"IOError", "EnvironmentError"} <= set(aliases)
+    for name in aliases:
+        assert mutations.exception_family(name, 7, rng) == []
+        call = ast.parse(f"pytest.raises({name})", mode="eval").body
+        assert mutations.expected_exception(call) is None
+    call = ast.parse("pytest.raises(OSError)", mode="eval").body
+    assert mutations.expected_exception(call) is not None
+    for _ in range(50):
+        family = mutations.exception_family("OSError", 7, rng)
+        assert family and not any(issubclass(mutations.EXCEPTIONS[m], OSError) for m in family)

@@ -124,7 +124,12 @@ def _room(char: str) -> int:
 def exception_family(name: str, k: int, rng: random.Random) -> list[str]:
     """k built-in exception types unrelated to `name` (neither catches the other): code
     that raises `name` fails each copy. Drawn from `name`'s depth class, which is the
-    same pool for every member (a pool of common types alone named a rarer original)."""
+    same pool for every member (a pool of common types alone named a rarer original).
+    None for an alias (`IOError` is `OSError`): the pool would hold the type itself, whose
+    copy passes beside its original (sqlfluff-1763's gold was called tampered so), and
+    the one member spelled as an alias would name the original."""
+    if EXCEPTIONS[name].__name__ != name:
+        return []
     pool = [n for n in exception_class(name) if n != name]
     return rng.sample(pool, min(k, len(pool)))
 
@@ -158,7 +163,8 @@ def expected_exception(node: ast.expr) -> ast.Name | None:
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     first = node.args[0]
     if name in _RAISES and isinstance(first, ast.Name) and first.id in EXCEPTIONS:
-        return first
+        # an alias (`IOError` is `OSError`) is no site: its pool would hold the type itself
+        return first if EXCEPTIONS[first.id].__name__ == first.id else None
     return None
 
 
