@@ -280,45 +280,34 @@ def test_the_checks_look_up_no_global_at_call_time() -> None:
 
 @pytest.mark.parametrize(
     "attack, found",
-    [("p1_config_class_swap", "of pytest's was swapped"),
-     ("t1_tracer_inside_call", "sys.settrace was called from"),
-     ("x1_assertion_error_xfailed", "an XFailed was raised by no call of pytest.xfail"),
-     ("x2_assertion_error_is_xfailed", "an XFailed was raised by no call of pytest.xfail"),
-     ("h1_hookcaller_instance_shadow", "")],
+    [("round10/p1_config_class_swap", "of pytest's was swapped"),
+     ("round10/t1_tracer_inside_call", "sys.settrace was called from"),
+     ("round10/x1_assertion_error_xfailed", "an XFailed was raised by no call of pytest.xfail"),
+     ("round10/x2_assertion_error_is_xfailed", "an XFailed was raised by no call of pytest.xfail"),
+     ("round10/h1_hookcaller_instance_shadow", ""),
+     ("round11/m1_bound_genuine_hookimpl", "is not its plugin's own hook function"),
+     ("round11/g1_genuine_function_out_of_place", "is not its plugin's own hook function"),
+     ("round11/t2_builtin_tracer_frame_trace", "sys.settrace was called under"),
+     ("round11/t3_bdb_enables_tracing", "sys.settrace was called under"),
+     ("round11/x3_xfail_exception_attr", "it raised no XFailed and has no xfail marker")],
 )  # fmt: skip
-def test_round_ten_gets_no_clean_pass(tmp_path: Path, attack: str, found: str) -> None:
-    """Red team round ten (docs/red-team/2026-12-04-round10/), written against the frozen
-    checks: pytest's Config given a class that hands the checks an empty plugin manager
-    (P1, refused at the swap); the original `sys.settrace`, read from the judge's wrapper,
-    called by the package inside a test's call (T1); `AssertionError` bound to pytest's
-    XFailed (X1 for one call, X2 for the session); a HookCaller shadowed on its instance
-    (H1: its `__slots__` refuse it). None gets a pass without evidence; each names how."""
-    package = (ATTACKS.parent / "attacks_round10_swe" / f"{attack}.py.txt").read_text()
-    log, statuses, records = _run(tmp_path, package)
-    passed = statuses.get("tests/test_x.py::test_fixed") in ("PASSED", "XFAIL")
-    assert not passed or _evidence(records, statuses) is not None, log[-3000:]
-    said = records.findings + [what for _, what in records.test_findings]
-    assert not found or any(found in what for what in said), (said, log[-3000:])
-
-
-@pytest.mark.parametrize(
-    "attack, found",
-    [("m1_bound_genuine_hookimpl", "is not its plugin's own hook function"),
-     ("g1_genuine_function_out_of_place", "is not its plugin's own hook function"),
-     ("t2_builtin_tracer_frame_trace", "sys.settrace was called under"),
-     ("t3_bdb_enables_tracing", "sys.settrace was called under"),
-     ("x3_xfail_exception_attr", "it raised no XFailed and has no xfail marker")],
-)  # fmt: skip
-def test_round_eleven_gets_no_clean_pass(tmp_path: Path, attack: str, found: str) -> None:
-    """Red team round eleven (rt11): a genuine function placed on the package's plugin as
-    a hook implementation, bound to an object of the package's (M1) or not (G1), refused
-    by where it is defined; a frame's own `f_trace`, with tracing switched on by a trusted
-    tracer (T2: `getattr`; T3: stdlib bdb), refused by the package's code on the stack
-    when a tracer is set; skipping's `xfail.Exception` bound to the package's subclass of
-    AssertionError, itself bound in builtins (X3), refused as an xfail with neither an
-    XFailed nor a marker. Open, and no test here: an answer equal to everything (E1,
+def test_rounds_ten_and_eleven_get_no_clean_pass(tmp_path: Path, attack: str, found: str) -> None:
+    """Red team rounds ten and eleven (docs/red-team/2026-12-04-round10/, -round11/),
+    written against the frozen checks. Ten: pytest's Config given a class that hands the
+    checks an empty plugin manager (P1, refused at the swap); the original `sys.settrace`,
+    read from the judge's wrapper, called by the package inside a test's call (T1);
+    `AssertionError` bound to pytest's XFailed (X1 for one call, X2 for the session); a
+    HookCaller shadowed on its instance (H1: its `__slots__` refuse it). Eleven: a genuine
+    function placed on the package's plugin as a hook implementation, bound to an object
+    of the package's (M1) or not (G1), refused by where it is defined; a frame's own
+    `f_trace`, with tracing switched on by a trusted tracer (T2: `getattr`; T3: stdlib
+    bdb), refused by the package's code on the stack when a tracer is set; skipping's
+    `xfail.Exception` bound to the package's subclass of AssertionError (X3), refused as an
+    xfail with neither an XFailed nor a marker. None gets a pass without evidence; each
+    names how. Open, and no test here: an answer equal to everything (E1,
     `attacks_round11_swe/e1_always_equal.py.txt`), which touches no part of pytest."""
-    package = (ATTACKS.parent / "attacks_round11_swe" / f"{attack}.py.txt").read_text()
+    round_, name = attack.split("/")
+    package = (ATTACKS.parent / f"attacks_{round_}_swe" / f"{name}.py.txt").read_text()
     log, statuses, records = _run(tmp_path, package)
     passed = statuses.get("tests/test_x.py::test_fixed") in ("PASSED", "XFAIL")
     assert not passed or _evidence(records, statuses) is not None, log[-3000:]
