@@ -381,16 +381,14 @@ def _freeze(_module=sys.modules.get(__name__)):
     funcs += [v for v in list(vars(_guard).values()) if type(v) is type(_freeze)]
     codes = frozenset(getattr(f, "__code__", None) for f in funcs) - {None}
     for func in (_Stream.pytest_runtest_logreport, pytest_unconfigure):
-        defaults = list(func.__defaults__)
-        defaults[-1] = _module
-        func.__defaults__ = tuple(defaults)
+        _guard.set_defaults(func, _module=_module)
     own = frozenset(id(v) for v in funcs) | {id(_module)}
     once = ((_manager, pytest_addhooks.__code__), (_configured, pytest_configure.__code__))
     setter = _judged_set.__code__ if _TRACER is not None else None
     audit = _guard.audit
     _guard.set_defaults(audit, _finding=_finding, _own=own, _codes=codes, _once=once,
                         _setter=setter, _genuine=_GENUINE)  # fmt: skip
-    _emit.__defaults__ = _emit.__defaults__[:-2] + (codes, _emit.__defaults__[-1])
+    _guard.set_defaults(_emit, _callers=codes)
     if hasattr(sys, "addaudithook"):
         sys.addaudithook(audit)
 
